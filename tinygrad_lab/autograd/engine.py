@@ -1,0 +1,245 @@
+"""The backward engine: reverse-mode autodiff as a generator of steps.
+
+`backward_steps` yields one `BackwardStep` per graph node it runs, in a
+deterministic topological order (decreasing node id: every node was created
+after its inputs, so it runs after all of its consumers). `Tensor.backward()`
+and `autograd.grad()` drain it; the stepper widget advances it one node at a time,
+so what a student steps through is exactly what ran.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+from . import events
+from .function import AccumulateGrad, edge
+from .grad_mode import state as _grad_state
+from .tensor_base import TensorBase, make
+
+
+class BackwardStep:
+    """One node of the backward pass: the gradients that arrived at its outputs
+    (`grad_outputs`) and those it sent to its inputs (`grad_inputs`, aligned with
+    `node.next_functions`; for AccumulateGrad, the leaf's new `.grad`)."""
+
+    __slots__ = ("index", "node", "grad_outputs", "grad_inputs")
+
+    def __init__(self, index: int, node, grad_outputs: tuple, grad_inputs: tuple):
+        self.index = index
+        self.node = node
+        self.grad_outputs = grad_outputs
+        self.grad_inputs = grad_inputs
+
+    def __repr__(self) -> str:
+        return f"<BackwardStep {self.index}: {self.node.name}>"
+
+
+def _add(a: TensorBase, b: TensorBase) -> TensorBase:
+    from ..ops.elementwise import add  # the engine sits above the ops
+    return add(a, b)
+
+
+def _validate(node, i: int, g) -> None:
+    if not isinstance(g, TensorBase):
+        raise TypeError(f"{node.name} returned a gradient of type {type(g).__name__} at index {i}; expected a Tensor or None")
+    expected = node.input_shapes[i]
+    if g._data.shape != expected:
+        raise RuntimeError(f"Function {node.name} returned an invalid gradient at index {i} - got shape "
+                           f"{list(g._data.shape)} but expected shape compatible with {list(expected)}")
+
+
+def _graph_nodes(roots: Sequence) -> list:
+    """All nodes reachable from `roots`, in decreasing id order (iterative: no recursion limit)."""
+    seen = set()
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for e in n.next_functions:
+            if e is not None and e[0] not in seen:
+                stack.append(e[0])
+    return sorted(seen, key=lambda n: n.id, reverse=True)
+
+
+def _needed(order: list, targets: set) -> set:
+    """Nodes from which a target can be reached (ascending id = inputs first)."""
+    needed = set()
+    for n in reversed(order):
+        if n in targets or any(e is not None and e[0] in needed for e in n.next_functions):
+            needed.add(n)
+    return needed
+
+
+def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorBase], *,
+                   retain_graph: bool = False, create_graph: bool = False,
+                   inputs: Sequence[TensorBase] | None = None,
+                   capture: bool = False) -> Iterator[BackwardStep]:
+    """Run backward from `tensors` seeded with `grad_tensors`, one node per step.
+
+    inputs   restrict the pass to what reaches these tensors
+    capture  (autograd.grad) do not touch `.grad`; the gradients of `inputs` are
+             returned by the generator (StopIteration.value) instead
+    """
+    roots = []
+    buffers: dict = {}
+    for t, g in zip(tensors, grad_tensors):
+        e = edge(t)
+        if e is None:
+            raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+        node, nr = e
+        roots.append(node)
+        buf = buffers.setdefault(node, [None] * _n_outputs(node))
+        buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
+    order = _graph_nodes(roots)
+
+    targets = {}  # (node, output_nr) -> position in inputs
+    needed = None
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            e = edge(t)
+            if e is None:
+                raise RuntimeError(f"input {i} of the gradient does not require grad")
+            targets[e] = i
+        needed = _needed(order, {n for n, _ in targets})
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    prev_mode = _grad_state.enabled
+    muted = events.muted[0]
+    step_index = 0
+    try:
+        for node in order:
+            grads = buffers.pop(node, None)
+            if grads is None or (needed is not None and node not in needed):
+                continue
+            _grad_state.enabled = create_graph
+            events.muted[0] = muted or not create_graph  # backward's own ops are not published
+            grads = _run_prehooks(node, grads)
+            if targets and type(node) is not AccumulateGrad:
+                for nr, g in enumerate(grads):
+                    pos = targets.get((node, nr))
+                    if pos is not None:
+                        if capture:
+                            captured[pos] = g
+                        else:  # backward(inputs=[non_leaf]) fills its .grad
+                            _accumulate(inputs[pos], g, create_graph)
+            if type(node) is AccumulateGrad:
+                g = grads[0]
+                if capture:
+                    pos = targets.get((node, 0))
+                    if pos is not None:
+                        captured[pos] = g
+                    out = (g,)
+                else:
+                    if inputs is None or (node, 0) in targets:
+                        _accumulate(node.variable, g, create_graph)
+                    out = (node.variable._grad,)
+            else:
+                if capture and needed is not None and all(
+                        e is None or e[0] not in needed for e in node.next_functions):
+                    continue  # a captured non-leaf input: nothing upstream is wanted
+                out = _call_backward(node, grads)
+                for i, (e, g) in enumerate(zip(node.next_functions, out)):
+                    if e is None or g is None:
+                        continue
+                    _validate(node, i, g)
+                    nxt, nr = e
+                    if needed is not None and nxt not in needed:
+                        continue
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * _n_outputs(nxt)
+                    buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
+                if not retain_graph:
+                    node.release()
+            _grad_state.enabled = prev_mode
+            events.muted[0] = muted
+            step = BackwardStep(step_index, node, grads, out)
+            step_index += 1
+            if events.subscribers and not muted:
+                events.publish(step)
+            yield step
+    finally:
+        _grad_state.enabled = prev_mode
+        events.muted[0] = muted
+    return captured
+
+
+def _n_outputs(node) -> int:
+    return 1 if type(node) is AccumulateGrad else node.n_outputs
+
+
+def _run_prehooks(node, grads: list) -> tuple:
+    """Tensor hooks (`register_hook`), then retain_grad, on each output's gradient."""
+    if type(node) is AccumulateGrad:
+        m = node.variable._meta
+        hooks = m.hooks if m is not None else None
+        if hooks:
+            grads = [_call_hooks(hooks.values(), grads[0])]
+        return tuple(grads)
+    pre = node._pre_hooks
+    if pre:
+        grads = list(grads)
+        for nr, hooks in pre.items():
+            if grads[nr] is not None:
+                grads[nr] = _call_hooks(hooks.values(), grads[nr])
+    if node._retained:
+        for nr, ref in node._retained.items():
+            t = ref()
+            if t is not None and grads[nr] is not None:
+                _accumulate(t, grads[nr], grads[nr]._requires_grad)
+    if node.n_outputs > 1 and node._materialize:
+        grads = [_zeros_like_output(node, nr) if g is None else g for nr, g in enumerate(grads)]
+    return tuple(grads)
+
+
+def _call_hooks(hooks, g):
+    for h in list(hooks):
+        r = h(g)
+        if r is not None:
+            g = r
+    return g
+
+
+def _zeros_like_output(node, nr):
+    shape, dtype = node.output_shapes[nr], node.output_dtypes[nr]
+    return make(node.xp.zeros(shape, dtype=dtype), node.device)
+
+
+def _call_backward(node, grads: tuple) -> tuple:
+    out = node.apply_backward(grads)
+    if type(out) is not tuple:
+        out = (out,)
+    if len(out) != len(node.next_functions):
+        raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
+                           f"(expected {len(node.next_functions)}, got {len(out)})")
+    return out
+
+
+def _accumulate(leaf: TensorBase, g: TensorBase, create_graph: bool) -> None:
+    """leaf.grad += g (PyTorch's AccumulateGrad), cast to the leaf's dtype."""
+    if g._data.dtype != leaf._data.dtype:
+        from ..ops.elementwise import cast
+        g = cast(g, leaf._data.dtype)
+    old = leaf._grad
+    if old is None:
+        if create_graph:
+            leaf._grad = g
+        else:  # an owned, contiguous, writable copy: g may be shared or a broadcast view
+            leaf._grad = make(g._data.copy(), leaf._device)
+    elif create_graph or old._requires_grad:
+        leaf._grad = _add(old, g)
+    else:
+        xp = leaf._device.backend.xp
+        xp.add(old._data, g._data, out=old._data)
+        old._bump_version()
+
+
+def run_backward(tensors, grad_tensors, **kwargs):
+    """Drain the step generator; return what it returns."""
+    gen = backward_steps(tensors, grad_tensors, **kwargs)
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            return stop.value

@@ -1,0 +1,54 @@
+"""The one instrumentation point of the engine.
+
+`Function.apply` publishes an `OpEvent` for every op it runs and the backward
+engine publishes each `BackwardStep` it takes. The live graph, the backward
+stepper and per-op timing all subscribe here; with no subscriber the engine pays
+one truth test per op.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+
+class OpEvent(NamedTuple):
+    """An op ran: `fn` (the Function class), its `args` (tensors and plain values),
+    its `outputs` (a tuple of tensors), the graph `node` it recorded (None when no
+    gradient is needed) and the wall time `seconds` of the forward."""
+
+    fn: type
+    args: tuple
+    outputs: tuple
+    node: Any
+    seconds: float
+
+
+subscribers: list[Callable[[Any], None]] = []
+muted = [False]  # True while an event is being produced or delivered
+
+
+class Subscription:
+    """Returned by `subscribe`; `remove()` (or leaving the `with` block) unsubscribes."""
+
+    def __init__(self, callback: Callable[[Any], None]):
+        self.callback = callback
+        subscribers.append(callback)
+
+    def remove(self) -> None:
+        if self.callback in subscribers:
+            subscribers.remove(self.callback)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def subscribe(callback: Callable[[Any], None]) -> Subscription:
+    """Call `callback(event)` for every OpEvent and BackwardStep from now on."""
+    return Subscription(callback)
+
+
+def publish(event: Any) -> None:
+    for cb in tuple(subscribers):
+        cb(event)

@@ -1,0 +1,336 @@
+"""`Function`: the one mechanism by which every op runs and records the graph.
+
+Built-in ops and user-defined Functions alike subclass `Function` with
+`forward(ctx, *args)` and `backward(ctx, *grad_outputs)` staticmethods and run
+through `Function.apply`, which
+
+1. checks that all tensor arguments are on one device,
+2. when a gradient is needed (grad mode on, an input requires grad), creates a
+   graph node (the `ctx`) whose edges point at the inputs' nodes,
+3. runs `forward` (built-in ops return backend arrays, user Functions return
+   Tensors), wraps the outputs, and
+4. publishes an OpEvent when someone subscribes (the instrumentation point).
+
+`backward` is written with differentiable ops, so running it with grad mode on
+(`create_graph=True`) records the graph of the gradient itself.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+import weakref
+
+from . import events
+from .grad_mode import state as _grad_state
+from .tensor_base import TensorBase, make, meta
+
+_node_ids = itertools.count()
+_FREED = object()  # Node._saved after the graph was freed by backward
+
+
+class _AllFalse:
+    """needs_input_grad of a forward that records nothing."""
+
+    def __getitem__(self, i):
+        return False
+
+
+class NullContext:
+    """The ctx handed to `forward` when no graph is recorded: saving is a no-op.
+    One per device, shared, so the no-grad path allocates nothing."""
+
+    needs_input_grad = _AllFalse()
+
+    def __init__(self, device):
+        self.device = device
+        self.xp = device.backend.xp
+
+    def save_for_backward(self, *tensors) -> None:
+        pass
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        pass
+
+
+class Node:
+    """A recorded op in the backward graph (PyTorch's `grad_fn`), also the `ctx`
+    its Function's forward and backward receive.
+
+    id               creation-order counter; every node's id is larger than its inputs'
+    fn               the Function class
+    next_functions   per forward argument: (node, output_nr) of the input, or None
+    needs_input_grad per forward argument: whether a gradient is wanted
+    """
+
+    __slots__ = ("id", "fn", "device", "xp", "next_functions", "needs_input_grad", "input_shapes",
+                 "n_outputs", "output_shapes", "output_dtypes", "_to_save", "_saved", "_non_diff", "_materialize",
+                 "_pre_hooks", "_retained", "__dict__", "__weakref__")
+
+    def __init__(self, fn: type, device):
+        self.fn = fn
+        self.device = device
+        self.xp = device.backend.xp
+        self._to_save = ()
+        self._saved = ()
+        self._non_diff = ()
+        self._materialize = True
+        self._pre_hooks = None
+        self._retained = None
+
+    # ---- the ctx API of PyTorch's autograd.Function ----
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors (or arrays) for backward; checked against in-place changes."""
+        self._to_save = tensors
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        self._non_diff = outputs
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With False, backward receives None (not zeros) for outputs that got no gradient."""
+        self._materialize = bool(value)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        saved = self._saved
+        if saved is _FREED:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (or directly access saved tensors after "
+                f"they have already been freed) in {self.name}. Saved intermediate values of the graph are freed "
+                f"when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+                f"through the graph a second time or if you need to access saved tensors after calling backward.")
+        return tuple(self._unpack(s) for s in saved)
+
+    def _unpack(self, packed):
+        kind, value, vc, version = packed
+        if kind == "plain":
+            return value
+        if vc[0] != version:
+            what = f"output {value[1]} of {self.name}" if kind == "output" else f"a tensor of shape {tuple(value._data.shape)}"
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: {what} is at version {vc[0]}; expected version {version} instead. "
+                f"Op: {self.name}. Hint: replace the in-place op (x.add_(), x += ..., x[...] = ...) "
+                f"with its out-of-place form, or .clone() the tensor first.")
+        if kind == "input":
+            return value
+        data, nr = value  # an output: rebuilt on demand, so the node does not own its output tensor
+        return make(data, self.device, True, self, nr, vc)
+
+    # ---- graph inspection ----
+    @property
+    def name(self) -> str:
+        return self.fn.__name__ + "Backward"
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+    def register_prehook(self, output_nr: int, hook) -> "RemovableHandle":
+        """Call `hook(grad)` on the gradient of output `output_nr` before backward runs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return RemovableHandle(self._pre_hooks.setdefault(output_nr, {}), hook)
+
+    def retain_output(self, output_nr: int, tensor) -> None:
+        """Store the gradient of output `output_nr` in `tensor.grad` (retain_grad), after the hooks."""
+        if self._retained is None:
+            self._retained = {}
+        self._retained[output_nr] = weakref.ref(tensor)
+
+    def apply_backward(self, grads: tuple) -> tuple:
+        """Run this node's backward on the gradients of its outputs."""
+        return self.fn.backward(self, *grads)
+
+    def release(self) -> None:
+        """Free saved tensors (backward without retain_graph)."""
+        self._saved = _FREED
+
+
+class AccumulateGrad:
+    """The graph node of a leaf tensor that requires grad: it adds the incoming
+    gradient into `variable.grad`. One per leaf, held weakly by the leaf."""
+
+    __slots__ = ("id", "variable", "__weakref__")
+    fn = None
+    next_functions = ()
+    name = "AccumulateGrad"
+
+    def __init__(self, variable: TensorBase):
+        self.variable = variable
+        self.id = next(_node_ids)
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+def accumulator(t: TensorBase) -> AccumulateGrad:
+    """The AccumulateGrad node of leaf `t` (created on first use)."""
+    m = meta(t)
+    node = m.accumulator() if m.accumulator is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        m.accumulator = weakref.ref(node)
+    return node
+
+
+def edge(t: TensorBase):
+    """Where the gradient of `t` goes: (node, output_nr), or None."""
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (accumulator(t), 0)
+    return None
+
+
+class RemovableHandle:
+    """Returned by register_hook: `remove()` takes the hook away again."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict, hook):
+        self._hooks = hooks
+        self._key = next(self._ids)
+        hooks[self._key] = hook
+
+    def remove(self) -> None:
+        self._hooks.pop(self._key, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.remove()
+
+
+def _device_mismatch(fn: type, args: tuple) -> RuntimeError:
+    devs = []
+    for a in args:
+        if isinstance(a, TensorBase) and a._device not in devs:
+            devs.append(a._device)
+    names = " and ".join(str(d) for d in devs)
+    return RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, {names}! "
+        f"(in op {fn.__name__}). Move them to one device first, e.g. t.to('{devs[0]}').")
+
+
+class Function:
+    """Base class of every op. Subclass with staticmethods `forward(ctx, *args)`
+    and `backward(ctx, *grad_outputs)`, then call `MyFunction.apply(*args)`."""
+
+    differentiable = True  # False: outputs never require grad (comparisons, argmax, ...)
+    is_view = False        # True: the output shares memory with the first argument
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("a Function subclass must implement forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("this Function does not implement backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args):
+        device = None
+        need = False
+        for a in args:
+            if isinstance(a, TensorBase):
+                if device is None:
+                    device = a._device
+                elif a._device is not device:
+                    raise _device_mismatch(cls, args)
+                if a._requires_grad:
+                    need = True
+        if device is None:
+            raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
+        if events.subscribers and not events.muted[0]:
+            return _apply_observed(cls, args, device, need)
+        return _run(cls, args, device, need)
+
+
+def _run(cls, args, device, need):
+    if need and cls.differentiable and _grad_state.enabled:
+        return _apply_recorded(cls, args, device)
+    out = cls.forward(_null_ctx(device), *args)
+    if type(out) is tuple:
+        return tuple(_wrap_plain(o, args, device, cls) for o in out)
+    return _wrap_plain(out, args, device, cls)
+
+
+def _wrap_plain(out, args, device, fn):
+    if isinstance(out, TensorBase):  # a user Function's output (or a transfer to another device)
+        return make(out._data, out._device)
+    if fn.is_view:
+        return make(out, device, vc=args[0]._vc, base=args[0]._base or args[0])
+    return make(out, device)
+
+
+_null_ctxs: dict = {}
+
+
+def _null_ctx(device) -> NullContext:
+    ctx = _null_ctxs.get(device)
+    if ctx is None:
+        ctx = _null_ctxs[device] = NullContext(device)
+    return ctx
+
+
+def _apply_recorded(cls, args, device):
+    """The forward of an op whose output needs a gradient: record a graph node."""
+    node = Node(cls, device)
+    node.needs_input_grad = tuple(isinstance(a, TensorBase) and a._requires_grad for a in args)
+    node.next_functions = tuple(edge(a) if isinstance(a, TensorBase) else None for a in args)
+    node.input_shapes = tuple(a._data.shape if isinstance(a, TensorBase) else None for a in args)
+    node.id = next(_node_ids)  # after the edges: ids grow along the graph
+    _grad_state.enabled = False  # a user forward built from ops must not record
+    try:
+        out = cls.forward(node, *args)
+    finally:
+        _grad_state.enabled = True
+    multi = type(out) is tuple
+    outs = out if multi else (out,)
+    non_diff = node._non_diff
+    wrapped = []
+    for nr, o in enumerate(outs):
+        data, dev = (o._data, o._device) if isinstance(o, TensorBase) else (o, device)
+        if any(data is (n._data if isinstance(n, TensorBase) else n) for n in non_diff) or data.dtype.kind != "f":
+            t = make(data, dev)
+        else:
+            t = make(data, dev, True, node, nr)
+        if cls.is_view:
+            t._vc, t._base = args[0]._vc, args[0]._base or args[0]
+        wrapped.append(t)
+    node.n_outputs = len(wrapped)
+    node.output_shapes = tuple(t._data.shape for t in wrapped)
+    node.output_dtypes = tuple(t._data.dtype for t in wrapped)
+    if node._to_save:
+        node._saved = tuple(_pack(s, outs, wrapped) for s in node._to_save)
+        node._to_save = ()
+    return tuple(wrapped) if multi else wrapped[0]
+
+
+def _pack(s, outs, wrapped):
+    """A saved value with its version, so that in-place changes are caught."""
+    for nr, o in enumerate(outs):
+        if s is o or (isinstance(s, TensorBase) and s._data is wrapped[nr]._data):
+            t = wrapped[nr]
+            return ("output", (t._data, nr), t._vc, t._vc[0])
+    if isinstance(s, TensorBase):
+        return ("input", s, s._vc, s._vc[0])
+    return ("plain", s, None, None)
+
+
+def _apply_observed(cls, args, device, need):
+    """apply with an OpEvent published: the path taken only while someone subscribes.
+    Ops run inside (by a user Function's forward, or by a subscriber) are not published."""
+    events.muted[0] = True
+    try:
+        t0 = time.perf_counter()
+        out = _run(cls, args, device, need)
+        seconds = time.perf_counter() - t0
+        outs = out if type(out) is tuple else (out,)
+        events.publish(events.OpEvent(cls, args, outs, outs[0]._grad_fn, seconds))
+    finally:
+        events.muted[0] = False
+    return out

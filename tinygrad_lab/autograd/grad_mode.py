@@ -1,0 +1,73 @@
+"""Grad mode: whether ops record the graph (`no_grad`, `enable_grad`, `set_grad_enabled`).
+
+All three work as context managers and as decorators, like PyTorch's.
+The flag is thread-local.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+
+class _State(threading.local):
+    enabled = True
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    return state.enabled
+
+
+class _GradMode:
+    """Base for the grad-mode context managers / decorators."""
+
+    _mode: bool
+
+    def __enter__(self):
+        self._prev = state.enabled
+        state.enabled = self._mode
+        return self
+
+    def __exit__(self, *exc) -> None:
+        state.enabled = self._prev
+
+    def __call__(self, fn):
+        mode = self._mode
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            prev = state.enabled
+            state.enabled = mode
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                state.enabled = prev
+
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Ops inside do not record the graph (inference, optimizer updates)."""
+
+    _mode = False
+
+
+class enable_grad(_GradMode):
+    """Ops inside record the graph, even within `no_grad`."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradMode):
+    """Turn recording on or off: `set_grad_enabled(False)` is `no_grad()`.
+    Like PyTorch's, it takes effect immediately when called as a function."""
+
+    def __init__(self, mode: bool):
+        self._mode = bool(mode)
+        self._prev = state.enabled
+        state.enabled = self._mode
+
+    def __enter__(self):
+        return self

@@ -1,0 +1,145 @@
+"""The tensor record the engine works on: data plus autograd bookkeeping.
+
+`TensorBase` holds what autograd needs (the array, its device, `requires_grad`,
+`grad`, `grad_fn`, the version counter). The user API (methods, dunders) lives in
+`tinygrad_lab/tensor.py`, which subclasses it and registers itself with
+`set_tensor_class`, so that ops create user-facing `Tensor`s without importing
+the façade.
+"""
+from __future__ import annotations
+
+import weakref
+
+from .. import dtypes
+
+
+class TensorBase:
+    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
+                 "_vc", "_base", "_meta", "__weakref__")
+
+    # PyTorch semantics for NumPy interop: ndarray <op> Tensor defers to Tensor
+    __array_ufunc__ = None
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        flag = bool(flag)
+        if self._grad_fn is not None:
+            if not flag:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to "
+                                   "use a computed variable in a subgraph that doesn't require differentiation "
+                                   "use var_no_grad = var.detach().")
+            return
+        if flag and self._data.dtype.kind != "f":
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients, got {self.dtype}")
+        self._requires_grad = flag
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, TensorBase):
+                raise TypeError(f"assigned grad must be a Tensor or None, got {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of shape {tuple(value._data.shape)} but the tensor "
+                                   f"has shape {tuple(self._data.shape)}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(f"assigned grad has dtype {value.dtype} but the tensor has dtype {self.dtype}")
+            if value._device is not self._device:
+                raise RuntimeError(f"assigned grad is on {value._device} but the tensor is on {self._device}")
+        self._grad = value
+
+    def _bump_version(self) -> None:
+        self._vc[0] += 1
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints like PyTorch's `torch.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class _TensorMeta:
+    """Rarely used per-tensor state, allocated on first use: leaf hooks, the
+    (weakly held) gradient accumulator node, retain_grad."""
+
+    __slots__ = ("hooks", "accumulator", "retains_grad")
+
+    def __init__(self):
+        self.hooks = {}
+        self.accumulator = None
+        self.retains_grad = False
+
+
+def meta(t: TensorBase) -> _TensorMeta:
+    m = t._meta
+    if m is None:
+        m = t._meta = _TensorMeta()
+    return m
+
+
+_cls = [TensorBase]
+_new = object.__new__
+
+
+def set_tensor_class(cls: type) -> None:
+    """Register the user-facing Tensor class that ops create."""
+    _cls[0] = cls
+
+
+def make(data, device, requires_grad: bool = False, grad_fn=None, output_nr: int = 0, vc=None, base=None):
+    """Wrap a backend array into a Tensor (no copy)."""
+    t = _new(_cls[0])
+    t._data = data
+    t._device = device
+    t._requires_grad = requires_grad
+    t._grad_fn = grad_fn
+    t._output_nr = output_nr
+    t._grad = None
+    t._vc = [0] if vc is None else vc
+    t._base = base
+    t._meta = None
+    return t
+
+
+def weak(t: TensorBase):
+    return weakref.ref(t)

@@ -1,0 +1,82 @@
+"""Devices and the registry of backends.
+
+`device("cpu")`, `device("cuda:1")`: a Device names a backend and an index.
+Devices are interned, so `a.device is b.device` is the fast same-device test.
+Adding a backend is `register_backend(...)`: no op changes.
+"""
+from __future__ import annotations
+
+from .base import Backend
+from .cpu import CPUBackend
+
+_BACKENDS: dict[str, Backend] = {}
+_DEVICES: dict[tuple[str, int | None], "Device"] = {}
+
+
+class Device:
+    """A place where tensors live: a backend type plus an index (PyTorch's torch.device)."""
+
+    __slots__ = ("type", "index", "backend", "_str")
+
+    def __new__(cls, spec, index: int | None = None):
+        if isinstance(spec, Device):
+            return spec
+        if not isinstance(spec, str):
+            raise TypeError(f"device must be a string like 'cpu' or 'cuda:0', got {spec!r}")
+        kind, _, idx = spec.partition(":")
+        if idx:
+            if index is not None:
+                raise RuntimeError(f"device {spec!r} already has an index; got index={index} too")
+            if not idx.isdigit():
+                raise RuntimeError(f"invalid device string {spec!r}: the index after ':' must be a number")
+            index = int(idx)
+        key = (kind, index)
+        dev = _DEVICES.get(key)
+        if dev is not None:
+            return dev
+        backend = _BACKENDS.get(kind)
+        if backend is None:
+            known = ", ".join(sorted(_BACKENDS))
+            raise RuntimeError(f"unknown device type {kind!r} in {spec!r}; known device types: {known}")
+        if kind == "cpu" and index not in (None, 0):
+            raise RuntimeError(f"the cpu device has no index {index}")
+        dev = object.__new__(cls)
+        dev.type, dev.index, dev.backend = kind, index, backend
+        dev._str = kind if index is None else f"{kind}:{index}"
+        _DEVICES[key] = dev
+        return dev
+
+    def __repr__(self) -> str:
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self._str
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = Device(other)
+            except RuntimeError:
+                return False
+        if not isinstance(other, Device):
+            return NotImplemented
+        return self.type == other.type and (self.index or 0) == (other.index or 0)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index or 0))
+
+    def __reduce__(self):
+        return (Device, (self._str,))
+
+
+def register_backend(backend: Backend) -> None:
+    """Make `backend.name` usable as a device type."""
+    _BACKENDS[backend.name] = backend
+
+
+def backend_for(kind: str) -> Backend | None:
+    return _BACKENDS.get(kind)
+
+
+register_backend(CPUBackend())
+CPU = Device("cpu")

@@ -1,0 +1,44 @@
+"""The Backend interface: everything the ops need from an array library.
+
+Ops are written once against `backend.xp` (NumPy or CuPy) plus the few helpers
+below that an array module lacks. A backend knows nothing of autograd.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class Backend:
+    """One array library on one kind of device.
+
+    name         device type string ("cpu", "cuda", ...)
+    xp           the array module (numpy, cupy) the ops call
+    array_type   the array class of this backend, for fast type checks
+    """
+
+    name: str
+    xp: Any
+    array_type: type
+
+    def asarray(self, obj: Any, dtype=None, index: int = 0) -> Any:
+        """A backend array from host data (NumPy array, list, scalar); no copy where possible."""
+        raise NotImplementedError
+
+    def to_host(self, arr: Any):
+        """A NumPy array with the same values (the array itself on the CPU)."""
+        raise NotImplementedError
+
+    def synchronize(self, index: int = 0) -> None:
+        """Wait until queued work on the device has finished (a no-op on the CPU)."""
+
+    def generator(self, seed: int, index: int = 0) -> Any:
+        """A seeded random generator with NumPy's Generator methods
+        (random, standard_normal, integers, permutation)."""
+        raise NotImplementedError
+
+    def index_add(self, target: Any, key: Any, values: Any) -> None:
+        """target[key] += values, accumulating repeated indices (np.add.at)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"

@@ -1,0 +1,526 @@
+"""Elementwise ops: arithmetic, comparisons, unary math, where, clamp, casts.
+
+Each op is a Function whose forward computes on backend arrays (`ctx.xp`) and
+whose backward is written with these same differentiable ops, so gradients of
+gradients come for free. Binary ops broadcast like NumPy, accept Python scalars
+on either side and promote dtypes like PyTorch (see `dtypes.result_type`).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.function import Function
+from ..autograd.tensor_base import TensorBase, make
+from . import reduce as _reduce
+
+_SCALARS = (int, float, bool)
+
+
+def _arr(x):
+    return x._data if isinstance(x, TensorBase) else x
+
+
+def _unbroadcast(ctx, g, i):
+    """The gradient for argument i, summed back to that argument's shape."""
+    shape = ctx.input_shapes[i]
+    return g if g._data.shape == shape else _reduce.sum_to(g, shape)
+
+
+def _const(ctx, arr):
+    """A constant (no-grad) tensor on the node's device, e.g. a mask used by a backward."""
+    return make(arr, ctx.device)
+
+
+# ---------------------------------------------------------------- dtype promotion
+
+def _as_operand(x, op: str):
+    if isinstance(x, TensorBase) or isinstance(x, _SCALARS):
+        return x
+    if isinstance(x, numbers.Number) and not isinstance(x, complex):
+        return x.item() if hasattr(x, "item") else x
+    if isinstance(x, np.ndarray):
+        from ..creation import as_tensor
+        return as_tensor(x)
+    raise TypeError(f"unsupported operand type for {op}: {type(x).__name__} (expected a Tensor or a Python number)")
+
+
+def _tier_dtype(x):
+    if isinstance(x, TensorBase):
+        return x.dtype, 0 if x._data.ndim else 1
+    return dtypes.scalar_dtype(x), 2
+
+
+def promote(*operands, op: str = "op", min_category: int = dtypes.BOOL):
+    """Cast tensor operands to PyTorch's result dtype (scalars stay Python numbers).
+    `min_category=FLOAT` gives true division's int -> default float rule."""
+    tiers = ([], [], [])
+    for x in operands:
+        if x is not None:
+            d, tier = _tier_dtype(x)
+            tiers[tier].append(d)
+    rt = dtypes.result_type(*tiers)
+    if rt.category < min_category:
+        rt = dtypes.get_default_dtype()
+    return tuple(cast(x, rt.np) if isinstance(x, TensorBase) and x._data.dtype != rt.np else x
+                 for x in operands)
+
+
+def _binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
+    """Run binary Function `fn` on (a, b) after promotion, with PyTorch's broadcast error."""
+    if type(a) is type(b) and a._data.dtype is b._data.dtype and (min_category == dtypes.BOOL or a._data.dtype.kind == "f"):
+        pass  # fast path: two tensors of one dtype
+    elif isinstance(a, TensorBase) and type(b) in (float, int) and a._data.dtype.kind == "f":
+        pass  # fast path: float tensor with a Python number
+    else:
+        a, b = promote(_as_operand(a, op), _as_operand(b, op), op=op, min_category=min_category)
+    try:
+        return fn.apply(a, b)
+    except ValueError as e:
+        _raise_broadcast(a, b, op, e)
+
+
+def _raise_broadcast(a, b, op: str, err: Exception):
+    sa = tuple(a._data.shape) if isinstance(a, TensorBase) else ()
+    sb = tuple(b._data.shape) if isinstance(b, TensorBase) else ()
+    for i in range(1, max(len(sa), len(sb)) + 1):
+        da = sa[-i] if i <= len(sa) else 1
+        db = sb[-i] if i <= len(sb) else 1
+        if da != db and 1 not in (da, db):
+            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
+                               f"non-singleton dimension {max(len(sa), len(sb)) - i} (in {op} of shapes "
+                               f"{list(sa)} and {list(sb)})") from None
+    raise err
+
+
+# ---------------------------------------------------------------- arithmetic
+
+class Add(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return _arr(a) + _arr(b)
+
+    @staticmethod
+    def backward(ctx, g):
+        n = ctx.needs_input_grad
+        return (_unbroadcast(ctx, g, 0) if n[0] else None, _unbroadcast(ctx, g, 1) if n[1] else None)
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return _arr(a) - _arr(b)
+
+    @staticmethod
+    def backward(ctx, g):
+        n = ctx.needs_input_grad
+        return (_unbroadcast(ctx, g, 0) if n[0] else None, _unbroadcast(ctx, neg(g), 1) if n[1] else None)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _arr(a) * _arr(b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        return (_unbroadcast(ctx, mul(g, b), 0) if n[0] else None,
+                _unbroadcast(ctx, mul(g, a), 1) if n[1] else None)
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _arr(a) / _arr(b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        ga = _unbroadcast(ctx, div(g, b), 0) if n[0] else None
+        gb = _unbroadcast(ctx, neg(div(mul(g, a), mul(b, b))), 1) if n[1] else None
+        return ga, gb
+
+
+class Pow(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.power(_arr(a), _arr(b))
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        ga = gb = None
+        if n[0]:
+            if isinstance(b, TensorBase):
+                # d/da a**b = b * a**(b-1), and 0 where b == 0 (as PyTorch)
+                da = where(eq(b, 0), 0.0, mul(b, pow(a, sub(b, 1))))
+            elif b == 0:
+                da = zeros_like(a)
+            else:
+                da = mul(pow(a, b - 1), b)
+            ga = _unbroadcast(ctx, mul(g, da), 0)
+        if n[1]:
+            # d/db a**b = a**b * log(a), and 0 where a == 0 and b >= 0 (as PyTorch)
+            a_t = a if isinstance(a, TensorBase) else _const(ctx, ctx.xp.asarray(a, dtype=out._data.dtype))
+            db = mul(out, log(a_t))
+            db = where(logical_and(eq(a_t, 0), ge(b, 0)), 0.0, db)
+            gb = _unbroadcast(ctx, mul(g, db), 1)
+        return ga, gb
+
+
+class Maximum(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = _arr(a), _arr(b)
+        # gradient goes to the larger input, split evenly on ties (as PyTorch)
+        ctx.save_for_backward((a > b) + 0.5 * (a == b))
+        return ctx.xp.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        (share,) = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        return (_unbroadcast(ctx, mul(g, _const(ctx, share.astype(g._data.dtype))), 0) if n[0] else None,
+                _unbroadcast(ctx, mul(g, _const(ctx, (1 - share).astype(g._data.dtype))), 1) if n[1] else None)
+
+
+class Minimum(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = _arr(a), _arr(b)
+        ctx.save_for_backward((a < b) + 0.5 * (a == b))
+        return ctx.xp.minimum(a, b)
+
+    backward = Maximum.backward
+
+
+def add(a, b, alpha=1):
+    """a + alpha * b"""
+    if alpha != 1:
+        b = mul(b, alpha)
+    return _binary(Add, a, b, "add")
+
+
+def sub(a, b, alpha=1):
+    """a - alpha * b"""
+    if alpha != 1:
+        b = mul(b, alpha)
+    return _binary(Sub, a, b, "sub")
+
+
+def mul(a, b):
+    return _binary(Mul, a, b, "mul")
+
+
+def div(a, b, rounding_mode=None):
+    """True division (ints give the default float dtype, as PyTorch). rounding_mode
+    'floor' or 'trunc' rounds the quotient and keeps integer dtypes integer."""
+    if rounding_mode is None:
+        return _binary(Div, a, b, "div", min_category=dtypes.FLOAT)
+    if rounding_mode not in ("floor", "trunc"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
+    a, b = promote(_as_operand(a, "div"), _as_operand(b, "div"), op="div")
+    if any(isinstance(x, TensorBase) and x._data.dtype.kind == "f" for x in (a, b)):
+        q = _binary(Div, a, b, "div")
+        return floor(q) if rounding_mode == "floor" else trunc(q)
+    return _binary(FloorDivide if rounding_mode == "floor" else TruncDivide, a, b, "div")
+
+
+class Remainder(Function):
+    """a - floor(a / b) * b, with the sign of b (Python's %)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.remainder(_arr(a), _arr(b))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        return (_unbroadcast(ctx, g, 0) if n[0] else None,
+                _unbroadcast(ctx, neg(mul(g, floor(div(a, b)))), 1) if n[1] else None)
+
+
+def remainder(a, b):
+    return _binary(Remainder, a, b, "remainder")
+
+
+def pow(a, b):
+    return _binary(Pow, a, b, "pow")
+
+
+def maximum(a, b):
+    return _binary(Maximum, a, b, "maximum")
+
+
+def minimum(a, b):
+    return _binary(Minimum, a, b, "minimum")
+
+
+# ---------------------------------------------------------------- comparisons and logic (no gradient)
+
+def _comparison(name: str, ufunc: str):
+    """A binary op without gradient (comparisons, logic, integer division)."""
+    cls = type(name, (Function,), {
+        "differentiable": False,
+        "forward": staticmethod(lambda ctx, a, b: getattr(ctx.xp, ufunc)(_arr(a), _arr(b))),
+        "__doc__": f"Elementwise {ufunc} (no gradient).",
+    })
+
+    def op(a, b):
+        return _binary(cls, a, b, ufunc)
+
+    op.__name__ = ufunc
+    return cls, op
+
+
+Eq, eq = _comparison("Eq", "equal")
+Ne, ne = _comparison("Ne", "not_equal")
+Lt, lt = _comparison("Lt", "less")
+Le, le = _comparison("Le", "less_equal")
+Gt, gt = _comparison("Gt", "greater")
+Ge, ge = _comparison("Ge", "greater_equal")
+LogicalAnd, logical_and = _comparison("LogicalAnd", "logical_and")
+LogicalOr, logical_or = _comparison("LogicalOr", "logical_or")
+LogicalXor, logical_xor = _comparison("LogicalXor", "logical_xor")
+FloorDivide, _ = _comparison("FloorDivide", "floor_divide")
+TruncDivide = type("TruncDivide", (Function,), {
+    "differentiable": False, "__doc__": "Integer division rounding toward zero (no gradient).",
+    "forward": staticmethod(lambda ctx, a, b: (ctx.xp.sign(_arr(a)) * ctx.xp.sign(_arr(b))
+                                               * (ctx.xp.abs(_arr(a)) // ctx.xp.abs(_arr(b))))),
+})
+
+
+class LogicalNot(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a):
+        return ctx.xp.logical_not(a._data)
+
+
+def logical_not(a):
+    return LogicalNot.apply(a)
+
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        c = cond._data
+        ctx.save_for_backward(c)
+        return ctx.xp.where(c, _arr(a), _arr(b))
+
+    @staticmethod
+    def backward(ctx, g):
+        (c,) = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        cond = _const(ctx, c)
+        return (None,
+                _unbroadcast(ctx, where(cond, g, 0.0), 1) if n[1] else None,
+                _unbroadcast(ctx, where(cond, 0.0, g), 2) if n[2] else None)
+
+
+def where(cond, a, b):
+    """a where cond else b (gradient flows to the chosen side)."""
+    if not isinstance(cond, TensorBase) or cond._data.dtype != np.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got "
+                           f"{cond.dtype if isinstance(cond, TensorBase) else type(cond).__name__}")
+    a, b = promote(_as_operand(a, "where"), _as_operand(b, "where"), op="where")
+    if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
+        dt = dtypes.result_type([], [], [dtypes.scalar_dtype(a), dtypes.scalar_dtype(b)]).np
+        a = make(cond._device.backend.xp.asarray(a, dtype=dt), cond._device)
+    try:
+        return Where.apply(cond, a, b)
+    except ValueError:
+        shapes = [list(x._data.shape) if isinstance(x, TensorBase) else [] for x in (cond, a, b)]
+        raise RuntimeError(f"where: condition, input and other must be broadcastable, got shapes {shapes}") from None
+
+
+# ---------------------------------------------------------------- unary math
+
+def _unary(name: str, compute, grad, doc: str):
+    """A unary Function: `compute(xp, x) -> out`; `grad(x, out, g)` with ops -> dx.
+    Only what `grad` uses is saved."""
+
+    def forward(ctx, x):
+        out = compute(ctx.xp, x._data)
+        ctx.save_for_backward(x, out)
+        return out
+
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        return grad(x, out, g)
+
+    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+                                   "__doc__": doc})
+    op = lambda x: cls.apply(x)  # noqa: E731
+    op.__name__, op.__doc__ = name.lower(), doc
+    return cls, op
+
+
+Neg, neg = _unary("Neg", lambda xp, x: -x, lambda x, out, g: neg(g), "-x")
+Exp, exp = _unary("Exp", lambda xp, x: xp.exp(x), lambda x, out, g: mul(g, out), "e**x")
+Log, log = _unary("Log", lambda xp, x: xp.log(x), lambda x, out, g: div(g, x), "natural logarithm")
+Log1p, log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda x, out, g: div(g, add(x, 1)), "log(1 + x), accurate near 0")
+Sqrt, sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), lambda x, out, g: div(g, mul(out, 2)), "square root")
+Rsqrt, rsqrt = _unary("Rsqrt", lambda xp, x: 1 / xp.sqrt(x),
+                      lambda x, out, g: mul(g, mul(pow(out, 3), -0.5)), "1 / sqrt(x)")
+Sin, sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda x, out, g: mul(g, cos(x)), "sine")
+Cos, cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda x, out, g: neg(mul(g, sin(x))), "cosine")
+Tanh, tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda x, out, g: mul(g, sub(1, mul(out, out))),
+                    "hyperbolic tangent")
+Abs, abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda x, out, g: mul(g, sign(x)), "absolute value")
+
+
+def _sigmoid(xp, x):
+    e = xp.exp(-xp.abs(x))  # never overflows
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+Sigmoid, sigmoid = _unary("Sigmoid", _sigmoid, lambda x, out, g: mul(g, mul(out, sub(1, out))),
+                          "logistic sigmoid 1 / (1 + e**-x), computed without overflow")
+
+
+class Relu(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = ctx.xp.maximum(x._data, 0)
+        ctx.save_for_backward(out > 0)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (mask,) = ctx.saved_tensors
+        return where(_const(ctx, mask), g, 0.0)
+
+
+def relu(x):
+    """max(x, 0); gradient 1 where x > 0, else 0 (as PyTorch)."""
+    return Relu.apply(x)
+
+
+def _zero_grad(name: str, compute, doc: str):
+    """Piecewise-constant ops: PyTorch gives them a gradient of zero."""
+
+    def forward(ctx, x, *args):
+        return compute(ctx.xp, x._data, *args)
+
+    def backward(ctx, g):
+        return (zeros_like(g),) + (None,) * (len(ctx.next_functions) - 1)
+
+    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+                                   "__doc__": doc})
+    return cls
+
+
+Sign = _zero_grad("Sign", lambda xp, x: xp.sign(x), "-1, 0 or 1 (zero gradient)")
+Floor = _zero_grad("Floor", lambda xp, x: xp.floor(x), "round down (zero gradient)")
+Ceil = _zero_grad("Ceil", lambda xp, x: xp.ceil(x), "round up (zero gradient)")
+Trunc = _zero_grad("Trunc", lambda xp, x: xp.trunc(x), "round toward zero (zero gradient)")
+Round = _zero_grad("Round", lambda xp, x, decimals: xp.round(x, decimals), "round half to even (zero gradient)")
+
+
+def sign(x):
+    return Sign.apply(x)
+
+
+def floor(x):
+    return Floor.apply(x) if x._data.dtype.kind == "f" else x
+
+
+def ceil(x):
+    return Ceil.apply(x) if x._data.dtype.kind == "f" else x
+
+
+def trunc(x):
+    return Trunc.apply(x) if x._data.dtype.kind == "f" else x
+
+
+def round(x, decimals: int = 0):
+    return Round.apply(x, decimals) if x._data.dtype.kind == "f" else x
+
+
+class Clamp(Function):
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        d = x._data
+        ctx.save_for_backward(((d >= lo) if lo is not None else True) & ((d <= hi) if hi is not None else True))
+        return ctx.xp.clip(d, lo, hi)
+
+    @staticmethod
+    def backward(ctx, g):
+        (inside,) = ctx.saved_tensors
+        if inside is True:
+            return g, None, None
+        return where(_const(ctx, inside), g, 0.0), None, None
+
+
+def clamp(x, min=None, max=None):
+    """Limit values to [min, max]; the gradient passes where min <= x <= max.
+    Tensor bounds are supported through maximum/minimum."""
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    if isinstance(min, TensorBase) or isinstance(max, TensorBase):
+        if min is not None:
+            x = maximum(x, min)
+        return minimum(x, max) if max is not None else x
+    if x._data.dtype.kind != "f" and (isinstance(min, float) or isinstance(max, float)):
+        x = cast(x, dtypes.get_default_dtype().np)
+    return Clamp.apply(x, min, max)
+
+
+# ---------------------------------------------------------------- casts
+
+class Cast(Function):
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.in_dtype = x._data.dtype
+        return x._data.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return cast(g, ctx.in_dtype), None
+
+
+def cast(x, dtype) -> TensorBase:
+    """x converted to NumPy dtype `dtype` (differentiable between float dtypes);
+    x itself when it already has that dtype."""
+    dtype = np.dtype(dtype)
+    if x._data.dtype == dtype:
+        return x
+    return Cast.apply(x, dtype)
+
+
+def zeros_like(x) -> TensorBase:
+    return make(x._device.backend.xp.zeros_like(x._data), x._device)
+
+
+class Clone(Function):
+    """A copy in new memory; the gradient passes through unchanged."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x._data.copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def fill(x, value) -> TensorBase:
+    """A tensor shaped like x filled with `value` (a number or a one-element tensor)."""
+    if isinstance(value, TensorBase):
+        from .transfer import copy_from
+        return copy_from(x, value)
+    return make(x._device.backend.xp.full_like(x._data, value), x._device)

@@ -1,0 +1,170 @@
+"""Indexing: `x[key]` and `x[key] = value`, plus gather.
+
+Keys follow NumPy/PyTorch: ints, slices, None, Ellipsis, integer tensors or
+lists (advanced indexing), boolean masks. Basic keys give views; advanced keys
+copy. The gradient of an advanced index *adds* into repeated positions
+(backend.index_add, i.e. np.add.at), so `x[[0, 0]].sum()` gives x.grad[0] == 2.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd.function import Function
+from ..autograd.tensor_base import TensorBase
+from . import elementwise as ew
+from . import reduce as rd
+
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def to_key(x, key):
+    """(backend key, is_basic) for `x[key]`, with clear errors for bad index types."""
+    parts = key if isinstance(key, tuple) else (key,)
+    xp = x._device.backend.xp
+    out = []
+    basic = True
+    for k in parts:
+        if isinstance(k, bool):  # x[True] adds a dim, as in NumPy and PyTorch
+            basic = False
+            out.append(xp.asarray(k))
+            continue
+        if isinstance(k, _BASIC):
+            out.append(k)
+            continue
+        if isinstance(k, TensorBase):
+            if k._device is not x._device:
+                raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed tensor "
+                                   f"({x._device}), but got indices on {k._device}")
+            arr = k._data
+        elif isinstance(k, (list, tuple, np.ndarray)):
+            arr = x._device.backend.asarray(np.asarray(k))
+            if arr.size == 0:
+                arr = arr.astype(np.int64)
+        elif hasattr(k, "__index__"):  # NumPy integers
+            out.append(k.__index__())
+            continue
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                             f"valid indices (got {type(k).__name__})")
+        if arr.dtype.kind not in "biu":
+            raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {arr.dtype}")
+        basic = False
+        out.append(arr)
+    return tuple(out), basic
+
+
+def _index_error(x, key, err):
+    return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
+
+
+class Index(Function):
+    """x[key] with an advanced key (a copy)."""
+
+    @staticmethod
+    def forward(ctx, x, key, basic):
+        ctx.key, ctx.basic = key, basic
+        try:
+            return ctx.xp.asarray(x._data[key])
+        except IndexError as e:
+            raise _index_error(x, key, e) from None
+
+    @staticmethod
+    def backward(ctx, g):
+        return IndexAddInto.apply(g, ctx.input_shapes[0], ctx.key, ctx.basic), None, None
+
+
+class BasicIndex(Index):
+    """x[key] with ints, slices, None and Ellipsis only (a view)."""
+
+    is_view = True
+
+
+class IndexAddInto(Function):
+    """zeros(shape) with g added at key: the gradient of indexing."""
+
+    @staticmethod
+    def forward(ctx, g, shape, key, basic):
+        ctx.key, ctx.basic = key, basic
+        out = ctx.xp.zeros(shape, dtype=g._data.dtype)
+        if basic:
+            out[key] = g._data
+        else:
+            ctx.device.backend.index_add(out, key, g._data)
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        return getitem(gg, ctx.key, _converted=ctx.basic), None, None, None
+
+
+def getitem(x, key, _converted=None):
+    if _converted is None:
+        key, basic = to_key(x, key)
+    else:
+        basic = _converted
+    return (BasicIndex if basic else Index).apply(x, key, basic)
+
+
+class IndexPut(Function):
+    """A copy of x with x[key] = value (the out-of-place form of __setitem__)."""
+
+    @staticmethod
+    def forward(ctx, x, value, key):
+        ctx.key = key
+        out = x._data.copy()
+        try:
+            out[key] = value._data if isinstance(value, TensorBase) else value
+        except IndexError as e:
+            raise _index_error(x, key, e) from None
+        except ValueError:
+            vs = list(value._data.shape) if isinstance(value, TensorBase) else []
+            raise RuntimeError(f"shape mismatch: value tensor of shape {vs} cannot be broadcast to indexing result "
+                               f"of shape {list(x._data[key].shape)}") from None
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        n = ctx.needs_input_grad
+        gx = IndexPut.apply(g, 0.0, ctx.key) if n[0] else None
+        gv = rd.sum_to(getitem(g, ctx.key, _converted=False), ctx.input_shapes[1]) if n[1] else None
+        return gx, gv, None
+
+
+def index_put(x, key, value):
+    """x with x[key] = value, out of place and differentiable in x and value."""
+    key, _ = to_key(x, key)
+    if isinstance(value, TensorBase) and value._data.dtype != x._data.dtype:
+        value = ew.cast(value, x._data.dtype)
+    return IndexPut.apply(x, value, key)
+
+
+class Gather(Function):
+    """out[i][j] = x[i][index[i][j]] along dim (PyTorch's gather)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.dim = dim
+        ctx.save_for_backward(index)
+        return ctx.xp.take_along_axis(x._data, index._data, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        (index,) = ctx.saved_tensors
+        xp = ctx.xp
+        idx = index._data
+        full = list(xp.indices(idx.shape, sparse=True))
+        full[ctx.dim] = idx
+        return IndexAddInto.apply(g, ctx.input_shapes[0], tuple(full), False), None, None
+
+
+def gather(x, dim: int, index):
+    d = rd.normalize_dim(dim, x._data.ndim, "gather")
+    if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    if index._data.ndim != x._data.ndim:
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
+                           f"({index._data.ndim} vs {x._data.ndim})")
+    n = x._data.shape[d]
+    if index._data.size and (int(index._data.max()) >= n or int(index._data.min()) < -n):
+        raise IndexError(f"gather(): index {int(index._data.max())} is out of bounds for dimension {d} with size {n}")
+    return Gather.apply(x, d, index)

@@ -1,0 +1,102 @@
+"""The one mechanism for in-place ops (add_, mul_, x[k] = v, copy_, fill_, ...).
+
+Without autograd, an in-place op writes straight into the tensor's memory (so
+views and `from_numpy` arrays see the change) and bumps its version counter.
+With autograd, the op runs out of place on a snapshot of the old value, the
+result is written into the tensor's memory, and the tensor takes the new graph
+node: consumers recorded earlier keep pointing at the old node, and any saved
+copy of the old value is caught by the version check at backward time.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.tensor_base import TensorBase, make
+
+_LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation ({op}). "
+               "Wrap it in `with tinygrad_lab.no_grad():` (e.g. for optimizer updates) or use an out-of-place op.")
+
+
+def _check_dtype(x, result_dtype, op: str) -> None:
+    xd = dtypes.from_numpy_dtype(x._data.dtype)
+    rd = dtypes.from_numpy_dtype(result_dtype)
+    if rd.category > xd.category:
+        raise RuntimeError(f"result type {rd.name} can't be cast to the desired output type {xd.name} (in {op})")
+
+
+def _write(x, arr, op: str) -> None:
+    try:
+        x._data[...] = arr
+    except ValueError as e:
+        if "read-only" in str(e):
+            raise RuntimeError(f"unsupported operation: more than one element of the written-to tensor refers to a "
+                               f"single memory location (in {op}). Please clone() the tensor before performing "
+                               f"the operation.") from None
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                           f"{list(getattr(arr, 'shape', ()))} (in {op})") from None
+
+
+def inplace(x, op: str, fn, *args):
+    """x = fn(x, *args), written into x's memory. `fn` is an out-of-place op."""
+    wants_grad = _grad_state.enabled and (
+        x._requires_grad or any(isinstance(a, TensorBase) and a._requires_grad for a in args))
+    if not wants_grad:
+        _grad_state.enabled, prev = False, _grad_state.enabled
+        try:
+            res = fn(x, *args)
+        finally:
+            _grad_state.enabled = prev
+        _check_dtype(x, res._data.dtype, op)
+        if res._data is not x._data:
+            _write(x, res._data, op)
+        x._bump_version()
+        return x
+    if x._grad_fn is None and x._requires_grad:
+        raise RuntimeError(_LEAF_ERROR.format(op=op))
+    if x._base is not None:
+        raise RuntimeError(f"{op}: an in-place op on a view of another tensor while recording gradients is not "
+                           f"supported by tinygrad_lab (PyTorch rewrites the base's history here). Use "
+                           f"the out-of-place op, or .clone() the view first.")
+    old = make(x._data.copy(), x._device, x._requires_grad, x._grad_fn, x._output_nr)
+    res = fn(old, *args)
+    _check_dtype(x, res._data.dtype, op)
+    if res._data.shape != x._data.shape:
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                           f"{list(res._data.shape)} (in {op})")
+    _write(x, res._data, op)
+    x._grad_fn, x._output_nr, x._requires_grad = res._grad_fn, res._output_nr, res._requires_grad
+    x._bump_version()
+    return x
+
+
+def _ufunc_inplace(x, op: str, ufunc: str, other):
+    """Fast path of add_/sub_/mul_/div_ without autograd: one ufunc with out=."""
+    if isinstance(other, TensorBase):
+        if other._device is not x._device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{x._device} and {other._device}! (in {op})")
+        other_arr = other._data
+        _check_dtype(x, dtypes.promote_types(dtypes.from_numpy_dtype(x._data.dtype),
+                                             dtypes.from_numpy_dtype(other_arr.dtype)).np, op)
+    else:
+        other_arr = other
+        if isinstance(other, float) and x._data.dtype.kind != "f":
+            _check_dtype(x, dtypes.get_default_dtype().np, op)
+    if ufunc == "divide" and x._data.dtype.kind != "f":
+        _check_dtype(x, dtypes.get_default_dtype().np, op)
+    try:
+        getattr(x._device.backend.xp, ufunc)(x._data, other_arr, out=x._data, casting="unsafe")
+    except ValueError as e:
+        if "read-only" in str(e):
+            _write(x, x._data, op)  # raises the PyTorch message
+        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+                           f"{list(getattr(other_arr, 'shape', ()))} (in {op})") from None
+    x._bump_version()
+    return x
+
+
+def arithmetic_(x, op: str, ufunc: str, fn, other):
+    """add_/sub_/mul_/div_: the ufunc fast path unless autograd must record."""
+    if _grad_state.enabled and (x._requires_grad or (isinstance(other, TensorBase) and other._requires_grad)):
+        return inplace(x, op, fn, other)
+    return _ufunc_inplace(x, op, ufunc, other)

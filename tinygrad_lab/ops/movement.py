@@ -1,0 +1,361 @@
+"""Movement ops: reshape/view, squeeze/unsqueeze/flatten, permute/transpose,
+expand, contiguous, cat/stack, split/chunk, flip, pad.
+
+Most are views (they share memory and the version counter with their input);
+their backward moves the gradient the opposite way.
+"""
+from __future__ import annotations
+
+import math
+
+from ..autograd.function import Function
+from ..autograd.tensor_base import TensorBase
+from . import elementwise as ew
+from . import reduce as rd
+
+
+def _shape_arg(shape) -> tuple:
+    """Accept reshape(2, 3), reshape((2, 3)) and reshape([2, 3])."""
+    if len(shape) == 1 and not isinstance(shape[0], int):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+# ---------------------------------------------------------------- reshape family
+
+class Reshape(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return x._data.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return reshape(g, ctx.input_shapes[0]), None
+
+
+class View(Reshape):
+    pass
+
+
+class Squeeze(Reshape):
+    pass
+
+
+class Unsqueeze(Reshape):
+    pass
+
+
+class Flatten(Reshape):
+    pass
+
+
+def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
+    if shape.count(-1) > 1:
+        raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel or any(s < 0 for s in shape):
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return shape
+
+
+def reshape(x, *shape, _fn=Reshape):
+    shape = _infer_shape(_shape_arg(shape), x._data.size, "reshape")
+    return x if shape == x._data.shape else _fn.apply(x, shape)
+
+
+def view(x, *shape):
+    if not x._data.flags.c_contiguous:
+        raise RuntimeError(f"view size is not compatible with input tensor's size and stride (at least one dimension "
+                           f"spans across two contiguous subspaces) for a tensor of shape {list(x._data.shape)}. "
+                           f"Use .reshape(...) instead.")
+    return reshape(x, *shape, _fn=View)
+
+
+def squeeze(x, dim=None):
+    shape = x._data.shape
+    axes = rd.normalize_dims(dim, len(shape), "squeeze")
+    new = tuple(s for i, s in enumerate(shape) if not (i in axes and s == 1))
+    return reshape(x, new, _fn=Squeeze)
+
+
+def unsqueeze(x, dim: int):
+    shape = list(x._data.shape)
+    dim = rd.normalize_dim(dim, len(shape) + 1, "unsqueeze")
+    shape.insert(dim, 1)
+    return Unsqueeze.apply(x, tuple(shape))
+
+
+def flatten(x, start_dim: int = 0, end_dim: int = -1):
+    shape = x._data.shape
+    if not shape:
+        return reshape(x, (1,), _fn=Flatten)
+    s = rd.normalize_dim(start_dim, len(shape), "flatten")
+    e = rd.normalize_dim(end_dim, len(shape), "flatten")
+    if s > e:
+        raise RuntimeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
+    return reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:], _fn=Flatten)
+
+
+# ---------------------------------------------------------------- permutations
+
+class Permute(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return x._data.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        inverse = [0] * len(ctx.dims)
+        for i, d in enumerate(ctx.dims):
+            inverse[d] = i
+        return permute(g, tuple(inverse)), None
+
+
+class Transpose(Permute):
+    pass
+
+
+def permute(x, *dims, _fn=Permute):
+    dims = _shape_arg(dims) if dims else ()
+    n = x._data.ndim
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to "
+                           f"len(dims) = {len(dims)}")
+    dims = tuple(rd.normalize_dim(d, n, "permute") for d in dims)
+    if len(set(dims)) != n:
+        raise RuntimeError(f"permute(): duplicate dims are not allowed, got {list(dims)}")
+    return x if dims == tuple(range(n)) else _fn.apply(x, dims)
+
+
+def transpose(x, dim0: int, dim1: int):
+    n = x._data.ndim
+    if n == 0:
+        return x
+    d0, d1 = rd.normalize_dim(dim0, n, "transpose"), rd.normalize_dim(dim1, n, "transpose")
+    dims = list(range(n))
+    dims[d0], dims[d1] = dims[d1], dims[d0]
+    return permute(x, tuple(dims), _fn=Transpose)
+
+
+def t(x):
+    """Transpose of a tensor with at most 2 dims."""
+    if x._data.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x._data.ndim}D")
+    return transpose(x, 0, 1) if x._data.ndim == 2 else x
+
+
+def mT(x):
+    """Transpose of the last two dims (batched matrices)."""
+    if x._data.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {x._data.ndim}-D tensor.")
+    return transpose(x, -2, -1)
+
+
+def T(x):
+    """All dims reversed (PyTorch's Tensor.T)."""
+    return permute(x, tuple(reversed(range(x._data.ndim))))
+
+
+# ---------------------------------------------------------------- broadcasting
+
+class Expand(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return ctx.xp.broadcast_to(x._data, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return rd.sum_to(g, ctx.input_shapes[0]), None
+
+
+def expand(x, *shape):
+    shape = _shape_arg(shape)
+    old = x._data.shape
+    if len(shape) < len(old):
+        raise RuntimeError(f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({len(old)})")
+    lead = len(shape) - len(old)
+    new = list(shape)
+    for i, s in enumerate(old):
+        want = shape[lead + i]
+        if want == -1:
+            new[lead + i] = s
+        elif s != 1 and s != want:
+            raise RuntimeError(f"The expanded size of the tensor ({want}) must match the existing size ({s}) at "
+                               f"non-singleton dimension {lead + i}.  Target sizes: {list(shape)}.  Tensor sizes: {list(old)}")
+    if any(s < 0 for s in new[:lead]):
+        raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension (sizes {list(shape)})")
+    new = tuple(new)
+    return x if new == old else Expand.apply(x, new)
+
+
+def broadcast_to(x, shape):
+    return expand(x, tuple(shape))
+
+
+class Contiguous(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return ctx.xp.ascontiguousarray(x._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+def contiguous(x):
+    return x if x._data.flags.c_contiguous else Contiguous.apply(x)
+
+
+# ---------------------------------------------------------------- joining and splitting
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.dim = dim
+        ctx.sizes = [t._data.shape[dim] for t in tensors]
+        return ctx.xp.concatenate([t._data for t in tensors], axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return (None,) + tuple(split(g, ctx.sizes, ctx.dim))
+
+
+def cat(tensors, dim: int = 0):
+    """Join tensors along an existing dim (dtypes promoted, as PyTorch)."""
+    tensors = [t for t in tensors]
+    if not tensors:
+        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, TensorBase):
+            raise TypeError(f"cat(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
+    # PyTorch skips legacy empty 1-D tensors of shape (0,)
+    nonempty = [t for t in tensors if t._data.shape != (0,)] or tensors[:1]
+    ref = nonempty[0]._data.shape
+    d = rd.normalize_dim(dim, len(ref), "cat")
+    for i, t in enumerate(nonempty):
+        s = t._data.shape
+        if len(s) != len(ref):
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {len(s)}")
+        for k, (a, b) in enumerate(zip(ref, s)):
+            if k != d and a != b:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
+                                   f"size {b} for tensor number {i} in the list.")
+    tensors = ew.promote(*nonempty, op="cat")
+    return tensors[0] if len(tensors) == 1 else Cat.apply(d, *tensors)
+
+
+def stack(tensors, dim: int = 0):
+    """Join equal-shaped tensors along a new dim."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    first = tensors[0]._data.shape
+    for i, t in enumerate(tensors):
+        if t._data.shape != first:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
+                               f"{list(t._data.shape)} at entry {i}")
+    d = rd.normalize_dim(dim, len(first) + 1, "stack")
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+class Split(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, sizes, dim):
+        ctx.dim = dim
+        bounds, acc = [], 0
+        for s in sizes[:-1]:
+            acc += s
+            bounds.append(acc)
+        return tuple(ctx.xp.split(x._data, bounds, axis=dim))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return cat(grads, ctx.dim), None, None
+
+
+def split(x, split_size_or_sections, dim: int = 0):
+    """Pieces of x along dim: of equal size `split_size` (the last may be smaller) or of the listed sizes."""
+    d = rd.normalize_dim(dim, x._data.ndim, "split")
+    n = x._data.shape[d]
+    if isinstance(split_size_or_sections, int):
+        size = split_size_or_sections
+        if size <= 0:
+            raise RuntimeError(f"split expects split_size be positive, but got split_size={size}")
+        sizes = [min(size, n - i) for i in range(0, n, size)] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size at "
+                               f"dimension {d}), but got split_sizes={sizes}")
+    return tuple(Split.apply(x, sizes, d)) if len(sizes) > 1 else (x,)
+
+
+def chunk(x, chunks: int, dim: int = 0):
+    """Split into `chunks` pieces of size ceil(n / chunks) (fewer if n is small)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    n = x._data.shape[rd.normalize_dim(dim, x._data.ndim, "chunk")]
+    return split(x, max(1, -(-n // chunks)), dim)
+
+
+# ---------------------------------------------------------------- flip and pad
+
+class Flip(Function):
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return ctx.xp.flip(x._data, axis=dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        return flip(g, ctx.dims), None
+
+
+def flip(x, dims):
+    return Flip.apply(x, rd.normalize_dims(dims, x._data.ndim, "flip"))
+
+
+class Pad(Function):
+    @staticmethod
+    def forward(ctx, x, widths, value):
+        ctx.widths = widths
+        return ctx.xp.pad(x._data, widths, mode="constant", constant_values=value)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .indexing import getitem
+        key = tuple(slice(lo, g._data.shape[i] - hi) for i, (lo, hi) in enumerate(ctx.widths))
+        return getitem(g, key), None, None
+
+
+def pad(x, pad, mode: str = "constant", value: float = 0.0):
+    """Pad the last len(pad)//2 dims: pad = (left, right, top, bottom, ...) as torch.nn.functional.pad."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported yet; only mode='constant'")
+    if len(pad) % 2 or len(pad) // 2 > x._data.ndim:
+        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number of dims "
+                           f"({x._data.ndim}), got pad={list(pad)}")
+    if any(p < 0 for p in pad):
+        raise NotImplementedError(f"pad: negative padding (cropping) is not supported, got pad={list(pad)}")
+    n = x._data.ndim
+    widths = [(0, 0)] * n
+    for i in range(len(pad) // 2):
+        widths[n - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
+    return Pad.apply(x, tuple(widths), value)

@@ -1,0 +1,386 @@
+"""Reductions: sum, mean, prod, max/min (values and indices), argmax/argmin,
+var/std, logsumexp, norm, all/any, and sum_to (the unbroadcast of gradients).
+
+`dim` is an int, a tuple of ints or None (all dims); `keepdim` keeps reduced
+dims as size 1. Backwards broadcast the incoming gradient back over the reduced
+dims with `expand`, so they too are differentiable.
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from ..autograd.function import Function
+from ..autograd.tensor_base import TensorBase, make
+from . import elementwise as ew
+from . import movement as mv
+
+
+def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
+    """A dim in [0, ndim), or PyTorch's IndexError naming the allowed range."""
+    n = ndim if ndim else 1
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim}) in {op}")
+    return dim % n
+
+
+def normalize_dims(dim, ndim: int, op: str = "op") -> tuple:
+    """dim (None, int or sequence) as a sorted tuple of non-negative axes."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = (dim,)
+    axes = tuple(sorted(normalize_dim(d, ndim, op) for d in dim))
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"{op}: dim {tuple(dim)} appears multiple times in the list of dims")
+    return axes if ndim else ()
+
+
+def _kept_shape(shape: tuple, axes: tuple) -> tuple:
+    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+
+
+def _expand_back(ctx, g):
+    """Broadcast a reduction's output gradient back to its input shape."""
+    in_shape = ctx.input_shapes[0]
+    if not ctx.keepdim:
+        g = mv.reshape(g, _kept_shape(in_shape, ctx.axes))
+    return mv.expand(g, in_shape)
+
+
+def _float_only(x, op: str) -> None:
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {x.dtype}")
+
+
+class Sum(Function):
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        ctx.axes, ctx.keepdim = axes, keepdim
+        d = x._data
+        out = d.sum(axis=axes, keepdims=keepdim)
+        if d.dtype.kind in "biu":  # PyTorch sums bool and integers as int64
+            out = out.astype("int64", copy=False)
+        return ctx.xp.asarray(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand_back(ctx, g), None, None
+
+
+def sum(x, dim=None, keepdim: bool = False, dtype=None):
+    if dtype is not None:
+        x = ew.cast(x, _np_dtype(dtype))
+    return Sum.apply(x, normalize_dims(dim, x._data.ndim, "sum"), keepdim)
+
+
+def _np_dtype(d):
+    from .. import dtypes
+    return dtypes.as_dtype(d).np
+
+
+class SumTo(Function):
+    """Sum a broadcast gradient back to `shape` (leading dims and size-1 dims)."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        d = x._data
+        lead = d.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and d.shape[lead + i] != 1)
+        out = d.sum(axis=axes, keepdims=True) if axes else d
+        return ctx.xp.asarray(out.reshape(shape))
+
+    @staticmethod
+    def backward(ctx, g):
+        return mv.expand(g, ctx.input_shapes[0]), None
+
+
+def sum_to(x, shape: tuple):
+    """x summed down to `shape`, the inverse of broadcasting x from `shape`."""
+    return x if x._data.shape == tuple(shape) else SumTo.apply(x, tuple(shape))
+
+
+class Mean(Function):
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        ctx.axes, ctx.keepdim = axes, keepdim
+        d = x._data
+        ctx.count = math.prod(d.shape[a] for a in axes)
+        return ctx.xp.asarray(d.mean(axis=axes, keepdims=keepdim))
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand_back(ctx, ew.div(g, ctx.count)), None, None
+
+
+def mean(x, dim=None, keepdim: bool = False):
+    _float_only(x, "mean")
+    return Mean.apply(x, normalize_dims(dim, x._data.ndim, "mean"), keepdim)
+
+
+class Prod(Function):
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        ctx.axes, ctx.keepdim = axes, keepdim
+        out = x._data.prod(axis=axes, keepdims=keepdim)
+        ctx.save_for_backward(x, out)
+        return ctx.xp.asarray(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        xp = ctx.xp
+        if not bool(xp.any(x._data == 0)):
+            others = ew.div(_expand_back(ctx, out), x)  # product of the other elements
+        else:  # with zeros, out / x is 0/0: multiply the others explicitly
+            others = _prod_of_others(x, ctx.axes)
+        return ew.mul(_expand_back(ctx, g), others), None, None
+
+
+def _prod_of_others(x, axes):
+    """For each element, the product of the other elements along `axes` (differentiable)."""
+    shape = x._data.shape
+    n = math.prod(shape[a] for a in axes)
+    rest = [a for a in range(len(shape)) if a not in axes]
+    # move the reduced dims last and flatten them: (M, n)
+    flat = mv.reshape(mv.permute(x, rest + list(axes)), (-1, n))
+    xp = x._device.backend.xp
+    eye = make(xp.eye(n, dtype=bool), x._device)
+    rows = ew.where(eye, 1.0, mv.unsqueeze(flat, 1))  # (M, n, n): row i has element i replaced by 1
+    others = Prod.apply(rows, (2,), False)  # (M, n)
+    back = mv.reshape(others, [shape[a] for a in rest] + [shape[a] for a in axes])
+    inv = [0] * len(shape)
+    for i, a in enumerate(rest + list(axes)):
+        inv[a] = i
+    return mv.permute(back, inv)
+
+
+def prod(x, dim=None, keepdim: bool = False):
+    return Prod.apply(x, normalize_dims(dim, x._data.ndim, "prod"), keepdim)
+
+
+class ValuesIndices(NamedTuple):
+    """What max/min with a dim return: PyTorch's (values, indices) named tuple."""
+
+    values: TensorBase
+    indices: TensorBase
+
+
+class _ExtremumDim(Function):
+    """max/min along one dim: values and the index of the first extreme element."""
+
+    arg = "argmax"
+
+    @classmethod
+    def forward(cls, ctx, x, dim, keepdim):
+        xp = ctx.xp
+        d = x._data
+        idx = getattr(xp, cls.arg)(d, axis=dim, keepdims=True)
+        values = xp.take_along_axis(d, idx, axis=dim)
+        if not keepdim:
+            values, idx = values.squeeze(dim), idx.squeeze(dim)
+        ctx.dim, ctx.keepdim, ctx.axes = dim, keepdim, (dim,)
+        ctx.save_for_backward(idx)
+        ctx.mark_non_differentiable(idx)
+        return values, idx.astype("int64", copy=False)
+
+    @staticmethod
+    def backward(ctx, g, _g_indices):
+        (idx,) = ctx.saved_tensors
+        xp = ctx.xp
+        in_shape = ctx.input_shapes[0]
+        if not ctx.keepdim:
+            idx = xp.expand_dims(idx, ctx.dim)
+        positions = xp.arange(in_shape[ctx.dim]).reshape([-1 if i == ctx.dim else 1 for i in range(len(in_shape))])
+        onehot = make((positions == idx).astype(g._data.dtype), g._device)
+        return ew.mul(_expand_back(ctx, g), onehot), None, None
+
+
+class MaxDim(_ExtremumDim):
+    arg = "argmax"
+
+
+class MinDim(_ExtremumDim):
+    arg = "argmin"
+
+
+class _Extremum(Function):
+    """amax/amin over dims; the gradient is shared evenly between tied elements (as PyTorch)."""
+
+    reduce = "max"
+
+    @classmethod
+    def forward(cls, ctx, x, axes, keepdim):
+        ctx.axes, ctx.keepdim = axes, keepdim
+        d = x._data
+        if d.size == 0:
+            raise RuntimeError(f"{cls.reduce}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               f"Specify the reduction dim with the 'dim' argument.")
+        out = getattr(d, cls.reduce)(axis=axes, keepdims=True)
+        ctx.save_for_backward(d == out)
+        return ctx.xp.asarray(out if keepdim else out.reshape([s for i, s in enumerate(d.shape) if i not in axes]))
+
+    @staticmethod
+    def backward(ctx, g):
+        (ties,) = ctx.saved_tensors
+        share = ties / ties.sum(axis=ctx.axes, keepdims=True)
+        return ew.mul(_expand_back(ctx, g), make(share.astype(g._data.dtype), g._device)), None, None
+
+
+class AMax(_Extremum):
+    reduce = "max"
+
+
+class AMin(_Extremum):
+    reduce = "min"
+
+
+def amax(x, dim=None, keepdim: bool = False):
+    return AMax.apply(x, normalize_dims(dim, x._data.ndim, "amax"), keepdim)
+
+
+def amin(x, dim=None, keepdim: bool = False):
+    return AMin.apply(x, normalize_dims(dim, x._data.ndim, "amin"), keepdim)
+
+
+def max(x, dim=None, keepdim: bool = False):
+    """The largest element, or (values, indices) along `dim`; max(x, other) is maximum."""
+    if isinstance(dim, TensorBase):
+        return ew.maximum(x, dim)
+    if dim is None:
+        return amax(x)
+    if not x._data.ndim:
+        return ValuesIndices(x, _zero_index(x))
+    return ValuesIndices(*MaxDim.apply(x, normalize_dim(dim, x._data.ndim, "max"), keepdim))
+
+
+def min(x, dim=None, keepdim: bool = False):
+    """The smallest element, or (values, indices) along `dim`; min(x, other) is minimum."""
+    if isinstance(dim, TensorBase):
+        return ew.minimum(x, dim)
+    if dim is None:
+        return amin(x)
+    if not x._data.ndim:
+        return ValuesIndices(x, _zero_index(x))
+    return ValuesIndices(*MinDim.apply(x, normalize_dim(dim, x._data.ndim, "min"), keepdim))
+
+
+def _zero_index(x):
+    return make(x._device.backend.xp.zeros((), dtype="int64"), x._device)
+
+
+class _ArgExtremum(Function):
+    differentiable = False
+    arg = "argmax"
+
+    @classmethod
+    def forward(cls, ctx, x, dim, keepdim):
+        d = x._data
+        if dim is None:
+            out = getattr(ctx.xp, cls.arg)(d)
+            return ctx.xp.asarray(out).reshape((1,) * d.ndim if keepdim else ()).astype("int64")
+        return getattr(ctx.xp, cls.arg)(d, axis=dim, keepdims=keepdim).astype("int64", copy=False)
+
+
+class ArgMax(_ArgExtremum):
+    arg = "argmax"
+
+
+class ArgMin(_ArgExtremum):
+    arg = "argmin"
+
+
+def argmax(x, dim=None, keepdim: bool = False):
+    return ArgMax.apply(x, None if dim is None else normalize_dim(dim, x._data.ndim, "argmax"), keepdim)
+
+
+def argmin(x, dim=None, keepdim: bool = False):
+    return ArgMin.apply(x, None if dim is None else normalize_dim(dim, x._data.ndim, "argmin"), keepdim)
+
+
+def var(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
+    """Variance with Bessel's correction by default (correction=1, as PyTorch)."""
+    _float_only(x, "var")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    axes = normalize_dims(dim, x._data.ndim, "var")
+    n = math.prod(x._data.shape[a] for a in axes)
+    centered = ew.sub(x, mean(x, axes, keepdim=True))
+    return ew.div(sum(ew.mul(centered, centered), axes, keepdim), n - correction if n > correction else float("nan"))
+
+
+def std(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
+    return ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+
+
+def logsumexp(x, dim, keepdim: bool = False):
+    """log(sum(exp(x))) along dim, computed without overflow."""
+    _float_only(x, "logsumexp")
+    axes = normalize_dims(dim, x._data.ndim, "logsumexp")
+    m = make(x._data.max(axis=axes, keepdims=True), x._device)  # a constant shift: no gradient needed
+    m = ew.where(ew.eq(ew.abs(m), float("inf")), 0.0, m)
+    out = ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, keepdim=True)), m)
+    return out if keepdim else mv.reshape(out, [s for i, s in enumerate(x._data.shape) if i not in axes])
+
+
+class Norm2(Function):
+    """The Euclidean norm; its gradient x / norm is taken as 0 where the norm is 0 (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        ctx.axes, ctx.keepdim = axes, keepdim
+        d = x._data
+        out = ctx.xp.sqrt((d * d).sum(axis=axes, keepdims=keepdim))
+        ctx.save_for_backward(x, out)
+        return ctx.xp.asarray(out)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        safe = ew.where(ew.eq(out, 0), float("inf"), out)
+        return ew.mul(_expand_back(ctx, ew.div(g, safe)), x), None, None
+
+
+def norm(x, p="fro", dim=None, keepdim: bool = False):
+    """The p-norm over dim (all elements by default): p = 2/'fro', 1, inf, -inf or any number."""
+    _float_only(x, "norm")
+    axes = normalize_dims(dim, x._data.ndim, "norm")
+    if p in ("fro", 2, 2.0):
+        return Norm2.apply(x, axes, keepdim)
+    if p == float("inf"):
+        return amax(ew.abs(x), axes, keepdim)
+    if p == float("-inf"):
+        return amin(ew.abs(x), axes, keepdim)
+    if p == 1:
+        return sum(ew.abs(x), axes, keepdim)
+    if isinstance(p, (int, float)) and p != 0:
+        return ew.pow(sum(ew.pow(ew.abs(x), p), axes, keepdim), 1.0 / p)
+    raise RuntimeError(f"norm: unsupported p={p!r}; use 'fro', a non-zero number, inf or -inf")
+
+
+class _Logical(Function):
+    differentiable = False
+    reduce = "all"
+
+    @classmethod
+    def forward(cls, ctx, x, axes, keepdim):
+        return ctx.xp.asarray(getattr(x._data.astype(bool, copy=False), cls.reduce)(axis=axes, keepdims=keepdim))
+
+
+class All(_Logical):
+    reduce = "all"
+
+
+class Any(_Logical):
+    reduce = "any"
+
+
+def all(x, dim=None, keepdim: bool = False):
+    return All.apply(x, normalize_dims(dim, x._data.ndim, "all"), keepdim)
+
+
+def any(x, dim=None, keepdim: bool = False):
+    return Any.apply(x, normalize_dims(dim, x._data.ndim, "any"), keepdim)

@@ -1,0 +1,31 @@
+"""Moving tensors between devices, and copy_ (which may cross devices)."""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from ..autograd.tensor_base import make
+from . import elementwise as ew
+from . import movement as mv
+
+
+class ToDevice(Function):
+    """A copy of x on another device, through host memory; the gradient goes back."""
+
+    @staticmethod
+    def forward(ctx, x, device):
+        ctx.src = x._device
+        host = x._device.backend.to_host(x._data)
+        return make(device.backend.asarray(host, index=device.index or 0), device)
+
+    @staticmethod
+    def backward(ctx, g):
+        return to_device(g, ctx.src), None
+
+
+def to_device(x, device):
+    return x if x._device is device else ToDevice.apply(x, device)
+
+
+def copy_from(x, src):
+    """src broadcast to x's shape, cast to x's dtype and moved to x's device (differentiable in src)."""
+    src = ew.cast(to_device(src, x._device), x._data.dtype)
+    return mv.expand(src, x._data.shape)

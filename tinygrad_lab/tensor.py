@@ -1,0 +1,358 @@
+"""The Tensor façade: PyTorch's Tensor API, each method bound to an op.
+
+Everything a method does happens in `ops/` (the maths), `autograd/` (the graph)
+or `creation.py` (new tensors); this file only maps names, argument forms and
+dunders onto them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import creation, dtypes
+from ._format import format_tensor
+from .autograd import api as _api
+from .autograd.function import RemovableHandle
+from .autograd.tensor_base import Size, TensorBase, make, meta, set_tensor_class
+from .ops import elementwise as ew
+from .ops import indexing as ix
+from .ops import inplace as ip
+from .ops import linalg as la
+from .ops import movement as mv
+from .ops import reduce as rd
+
+
+def _r(fn):
+    """The reflected form of a binary op: other <op> self."""
+    return lambda self, other: fn(other, self)
+
+
+class Tensor(TensorBase):
+    """A multi-dimensional array on a device that records the ops applied to it
+    (when it requires grad) so that `backward()` can compute gradients."""
+
+    __slots__ = ()
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create tensors with tinygrad_lab.tensor(data), zeros(...), from_numpy(...) and friends")
+
+    # ------------------------------------------------------------ attributes
+    ndim = property(lambda self: self._data.ndim)
+    T = property(mv.T)
+    mT = property(mv.mT)
+    itemsize = property(lambda self: self._data.itemsize)
+    is_cuda = property(lambda self: self._device.type == "cuda")
+
+    def size(self, dim: int | None = None):
+        return Size(self._data.shape) if dim is None else self._data.shape[rd.normalize_dim(dim, self._data.ndim, "size")]
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def data(self) -> "Tensor":
+        """The same memory as a tensor outside the graph (prefer detach())."""
+        return make(self._data, self._device)
+
+    @data.setter
+    def data(self, value: TensorBase) -> None:
+        if not isinstance(value, TensorBase):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data, self._device = value._data, value._device
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._meta is not None and self._meta.retains_grad
+
+    # ------------------------------------------------------------ conversion
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._device.backend.to_host(self._data).item()
+
+    def tolist(self):
+        return self._device.backend.to_host(self._data).tolist()
+
+    def numpy(self, force: bool = False) -> np.ndarray:
+        """The tensor's memory as a NumPy array (no copy; CPU tensors only)."""
+        if self._device.type != "cpu":
+            if not force:
+                raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to copy "
+                                f"the tensor to host memory first.")
+            return self._device.backend.to_host(self._data)
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous "
+                               f"(shape {list(self._data.shape)}); use .any() or .all()")
+        return bool(self.item())
+
+    def __len__(self) -> int:
+        if not self._data.ndim:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if not self._data.ndim:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        suffixes = []
+        if self._device.type != "cpu":
+            suffixes.append(f"device='{self._device}'")
+        d = self.dtype
+        if d not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool_) or (
+                self._data.size == 0 and d is not dtypes.get_default_dtype()):
+            suffixes.append(f"dtype={d!r}")
+        if self._grad_fn is not None:
+            suffixes.append(f"grad_fn={self._grad_fn!r}")
+        elif self._requires_grad:
+            suffixes.append("requires_grad=True")
+        return format_tensor(self._device.backend.to_host(self._data), suffixes)
+
+    # ------------------------------------------------------------ autograd
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+        """Accumulate the gradient of this tensor into the leaves' `.grad`."""
+        _api.backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def detach(self) -> "Tensor":
+        """The same memory, cut from the graph (shares the version counter)."""
+        return make(self._data, self._device, vc=self._vc, base=self._base)
+
+    def detach_(self) -> "Tensor":
+        self._grad_fn, self._requires_grad = None, False
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep `.grad` for this non-leaf tensor after backward."""
+        if not self._requires_grad and self._grad_fn is None:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is None or self.retains_grad:
+            return
+        meta(self).retains_grad = True
+        self._grad_fn.retain_output(self._output_nr, self)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """Call hook(grad) when this tensor's gradient is computed; a returned tensor replaces it."""
+        if not self._requires_grad and self._grad_fn is None:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn.register_prehook(self._output_nr, hook)
+        return RemovableHandle(meta(self).hooks, hook)
+
+    # ------------------------------------------------------------ dtype and device
+    def to(self, *args, **kwargs) -> "Tensor":
+        """to(dtype), to(device), to(device, dtype), to(other_tensor); copy=, non_blocking= accepted."""
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, TensorBase):
+                dtype, device = a.dtype, a._device
+            elif isinstance(a, (dtypes.DType, type)) or (isinstance(a, str) and a in dtypes._BY_NAME):
+                dtype = a
+            else:
+                device = a
+        out = self
+        if device is not None:
+            from .ops.transfer import to_device
+            out = to_device(out, creation.resolve_device(device))
+        if dtype is not None:
+            out = ew.cast(out, dtypes.as_dtype(dtype).np)
+        return out.clone() if copy and out is self else out
+
+    def float(self): return self.to(dtypes.float32)  # noqa: E704
+    def double(self): return self.to(dtypes.float64)  # noqa: E704
+    def half(self): return self.to(dtypes.float16)  # noqa: E704
+    def long(self): return self.to(dtypes.int64)  # noqa: E704
+    def int(self): return self.to(dtypes.int32)  # noqa: E704
+    def bool(self): return self.to(dtypes.bool_)  # noqa: E704
+    def type_as(self, other): return self.to(other.dtype)  # noqa: E704
+    def cpu(self): return self.to("cpu")  # noqa: E704
+    def cuda(self, device=None): return self.to("cuda" if device is None else device)  # noqa: E704
+
+    def clone(self) -> "Tensor":
+        return ew.Clone.apply(self)
+
+    # ------------------------------------------------------------ arithmetic
+    __add__ = add = ew.add
+    __radd__ = _r(ew.add)
+    __sub__ = sub = ew.sub
+    __rsub__ = _r(ew.sub)
+    __mul__ = mul = ew.mul
+    __rmul__ = _r(ew.mul)
+    __truediv__ = div = divide = ew.div
+    __rtruediv__ = _r(ew.div)
+    __floordiv__ = lambda self, other: ew.div(self, other, rounding_mode="floor")  # noqa: E731
+    __rfloordiv__ = lambda self, other: ew.div(other, self, rounding_mode="floor")  # noqa: E731
+    __mod__ = remainder = ew.remainder
+    __rmod__ = _r(ew.remainder)
+    __pow__ = pow = ew.pow
+    __rpow__ = _r(ew.pow)
+    __matmul__ = matmul = la.matmul
+    __rmatmul__ = _r(la.matmul)
+    __neg__ = neg = negative = ew.neg
+    __pos__ = lambda self: self  # noqa: E731
+    __abs__ = abs = ew.abs
+    __eq__ = eq = ew.eq
+    __ne__ = ne = ew.ne
+    __lt__ = lt = ew.lt
+    __le__ = le = ew.le
+    __gt__ = gt = ew.gt
+    __ge__ = ge = ew.ge
+    __and__ = logical_and = ew.logical_and
+    __or__ = logical_or = ew.logical_or
+    __xor__ = logical_xor = ew.logical_xor
+    __invert__ = logical_not = ew.logical_not
+    maximum = ew.maximum
+    minimum = ew.minimum
+
+    exp = ew.exp
+    log = ew.log
+    log1p = ew.log1p
+    sqrt = ew.sqrt
+    rsqrt = ew.rsqrt
+    sin = ew.sin
+    cos = ew.cos
+    tanh = ew.tanh
+    sigmoid = ew.sigmoid
+    relu = ew.relu
+    sign = ew.sign
+    floor = ew.floor
+    ceil = ew.ceil
+    trunc = ew.trunc
+    round = ew.round
+    clamp = clip = ew.clamp
+
+    def square(self): return ew.mul(self, self)  # noqa: E704
+    def reciprocal(self): return ew.div(1.0, self)  # noqa: E704
+    def where(self, condition, other): return ew.where(condition, self, other)  # noqa: E704
+    def masked_fill(self, mask, value): return ew.where(mask, value, self)  # noqa: E704
+
+    # ------------------------------------------------------------ reductions
+    sum = rd.sum
+    mean = rd.mean
+    prod = rd.prod
+    max = rd.max
+    min = rd.min
+    amax = rd.amax
+    amin = rd.amin
+    argmax = rd.argmax
+    argmin = rd.argmin
+    var = rd.var
+    std = rd.std
+    logsumexp = rd.logsumexp
+    norm = rd.norm
+    all = rd.all
+    any = rd.any
+
+    # ------------------------------------------------------------ movement
+    reshape = mv.reshape
+    view = mv.view
+    flatten = mv.flatten
+    squeeze = mv.squeeze
+    unsqueeze = mv.unsqueeze
+    transpose = swapaxes = mv.transpose
+    t = mv.t
+    permute = mv.permute
+    expand = mv.expand
+    broadcast_to = mv.broadcast_to
+    contiguous = mv.contiguous
+    split = mv.split
+    chunk = mv.chunk
+    flip = mv.flip
+    gather = ix.gather
+
+    def view_as(self, other): return mv.view(self, other._data.shape)  # noqa: E704
+    def reshape_as(self, other): return mv.reshape(self, other._data.shape)  # noqa: E704
+    def expand_as(self, other): return mv.expand(self, other._data.shape)  # noqa: E704
+    def unbind(self, dim: int = 0): return tuple(mv.squeeze(p, dim) for p in mv.split(self, 1, dim))  # noqa: E704
+    def is_contiguous(self) -> bool: return bool(self._data.flags.c_contiguous)  # noqa: E704
+
+    __getitem__ = ix.getitem
+
+    def __setitem__(self, key, value) -> None:
+        ip.inplace(self, "__setitem__", ix.index_put, key, value)
+
+    # ------------------------------------------------------------ in place
+    def add_(self, other, alpha=1):
+        return ip.arithmetic_(self, "add_", "add", ew.add, other if alpha == 1 else ew.mul(other, alpha))
+
+    def sub_(self, other, alpha=1):
+        return ip.arithmetic_(self, "sub_", "subtract", ew.sub, other if alpha == 1 else ew.mul(other, alpha))
+
+    def mul_(self, other):
+        return ip.arithmetic_(self, "mul_", "multiply", ew.mul, other)
+
+    def div_(self, other):
+        return ip.arithmetic_(self, "div_", "divide", ew.div, other)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    def pow_(self, exponent): return ip.inplace(self, "pow_", ew.pow, exponent)  # noqa: E704
+    def clamp_(self, min=None, max=None): return ip.inplace(self, "clamp_", ew.clamp, min, max)  # noqa: E704
+    def relu_(self): return ip.inplace(self, "relu_", ew.relu)  # noqa: E704
+    def exp_(self): return ip.inplace(self, "exp_", ew.exp)  # noqa: E704
+    def masked_fill_(self, mask, value): return ip.inplace(self, "masked_fill_", lambda x: ew.where(mask, value, x))  # noqa: E704
+    def fill_(self, value): return ip.inplace(self, "fill_", ew.fill, value)  # noqa: E704
+    def zero_(self): return ip.inplace(self, "zero_", ew.fill, 0)  # noqa: E704
+    def copy_(self, src): return ip.inplace(self, "copy_", ew.copy_from, src)  # noqa: E704
+    normal_ = creation.normal_
+    uniform_ = creation.uniform_
+
+    # ------------------------------------------------------------ new tensors like this one
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        return creation.tensor(data, dtype or self.dtype, device or self._device, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return creation.zeros(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return creation.ones(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device,
+                             requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return creation.empty(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+set_tensor_class(Tensor)
