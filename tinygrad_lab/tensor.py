@@ -12,7 +12,7 @@ from . import creation, dtypes
 from ._format import format_tensor
 from .autograd import api as _api
 from .autograd.function import RemovableHandle
-from .autograd.tensor_base import Size, TensorBase, make, meta, set_tensor_class
+from .autograd.tensor_base import Size, TensorBase, make, make_view, meta, set_tensor_class
 from .ops import elementwise as ew
 from .ops import indexing as ix
 from .ops import inplace as ip
@@ -29,8 +29,6 @@ def _r(fn):
 class Tensor(TensorBase):
     """A multi-dimensional array on a device that records the ops applied to it
     (when it requires grad) so that `backward()` can compute gradients."""
-
-    __slots__ = ()
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create tensors with tinygrad_lab.tensor(data), zeros(...), from_numpy(...) and friends")
@@ -145,7 +143,7 @@ class Tensor(TensorBase):
 
     def detach(self) -> "Tensor":
         """The same memory, cut from the graph (shares the version counter)."""
-        return make(self._data, self._device, vc=self._vc, base=self._base)
+        return make_view(self._data, self._device, self)
 
     def detach_(self) -> "Tensor":
         self._grad_fn, self._requires_grad = None, False

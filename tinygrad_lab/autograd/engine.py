@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 from . import events
 from .function import AccumulateGrad, edge
 from .grad_mode import state as _grad_state
-from .tensor_base import TensorBase, make
+from .tensor_base import TensorBase, _cls as _tensor_cls, make
 
 
 class BackwardStep:
@@ -106,6 +106,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
 
     prev_mode = _grad_state.enabled
     muted = events.muted[0]
+    publish = bool(events.subscribers) and not muted
     step_index = 0
     try:
         for node in order:
@@ -114,55 +115,75 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                 continue
             _grad_state.enabled = create_graph
             events.muted[0] = muted or not create_graph  # backward's own ops are not published
-            grads = _run_prehooks(node, grads)
-            if targets and type(node) is not AccumulateGrad:
-                for nr, g in enumerate(grads):
-                    pos = targets.get((node, nr))
-                    if pos is not None:
-                        if capture:
-                            captured[pos] = g
-                        else:  # backward(inputs=[non_leaf]) fills its .grad
-                            _accumulate(inputs[pos], g, create_graph)
-            if type(node) is AccumulateGrad:
-                g = grads[0]
-                if capture:
-                    pos = targets.get((node, 0))
-                    if pos is not None:
-                        captured[pos] = g
-                    out = (g,)
-                else:
-                    if inputs is None or (node, 0) in targets:
-                        _accumulate(node.variable, g, create_graph)
-                    out = (node.variable._grad,)
+            is_leaf = type(node) is AccumulateGrad
+            if is_leaf or node._pre_hooks or node._retained or node.n_outputs > 1:
+                grads = _run_prehooks(node, grads)
+            if is_leaf:
+                out = _leaf_step(node, grads[0], targets, captured, capture, inputs is None, create_graph)
+            elif targets and _capture_outputs(node, grads, targets, captured, capture, inputs, needed, create_graph):
+                out = (None,) * len(node.next_functions)  # a captured input: nothing upstream is wanted
             else:
-                if capture and needed is not None and all(
-                        e is None or e[0] not in needed for e in node.next_functions):
-                    continue  # a captured non-leaf input: nothing upstream is wanted
-                out = _call_backward(node, grads)
-                for i, (e, g) in enumerate(zip(node.next_functions, out)):
+                out = node.apply_backward(grads)
+                if type(out) is not tuple:
+                    out = (out,)
+                nexts = node.next_functions
+                if len(out) != len(nexts):
+                    raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
+                                       f"(expected {len(nexts)}, got {len(out)})")
+                for i, e in enumerate(nexts):
+                    g = out[i]
                     if e is None or g is None:
                         continue
-                    _validate(node, i, g)
-                    nxt, nr = e
+                    if g.__class__ is not _tensor_cls[0] or g._data.shape != node.input_shapes[i]:
+                        _validate(node, i, g)
+                    nxt = e[0]
                     if needed is not None and nxt not in needed:
                         continue
                     buf = buffers.get(nxt)
                     if buf is None:
                         buf = buffers[nxt] = [None] * _n_outputs(nxt)
+                    nr = e[1]
                     buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
                 if not retain_graph:
                     node.release()
             _grad_state.enabled = prev_mode
             events.muted[0] = muted
-            step = BackwardStep(step_index, node, grads, out)
+            step = BackwardStep(step_index, node, tuple(grads), out)
             step_index += 1
-            if events.subscribers and not muted:
+            if publish:
                 events.publish(step)
             yield step
     finally:
         _grad_state.enabled = prev_mode
         events.muted[0] = muted
     return captured
+
+
+def _leaf_step(node, g, targets, captured, capture, accumulate_all, create_graph) -> tuple:
+    """AccumulateGrad: add g into the leaf's .grad (or capture it for autograd.grad)."""
+    if capture:
+        pos = targets.get((node, 0))
+        if pos is not None:
+            captured[pos] = g
+        return (g,)
+    if accumulate_all or (node, 0) in targets:
+        _accumulate(node.variable, g, create_graph)
+    return (node.variable._grad,)
+
+
+def _capture_outputs(node, grads, targets, captured, capture, inputs, needed, create_graph) -> bool:
+    """Record gradients of non-leaf `inputs`; True when the node need not run further
+    (autograd.grad, and no other wanted input lies upstream)."""
+    hit = False
+    for nr, g in enumerate(grads):
+        pos = targets.get((node, nr))
+        if pos is not None:
+            hit = True
+            if capture:
+                captured[pos] = g
+            else:  # backward(inputs=[non_leaf]) fills its .grad
+                _accumulate(inputs[pos], g, create_graph)
+    return hit and capture and not any(e is not None and e[0] in needed for e in node.next_functions)
 
 
 def _n_outputs(node) -> int:
@@ -204,16 +225,6 @@ def _call_hooks(hooks, g):
 def _zeros_like_output(node, nr):
     shape, dtype = node.output_shapes[nr], node.output_dtypes[nr]
     return make(node.xp.zeros(shape, dtype=dtype), node.device)
-
-
-def _call_backward(node, grads: tuple) -> tuple:
-    out = node.apply_backward(grads)
-    if type(out) is not tuple:
-        out = (out,)
-    if len(out) != len(node.next_functions):
-        raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
-                           f"(expected {len(node.next_functions)}, got {len(out)})")
-    return out
 
 
 def _accumulate(leaf: TensorBase, g: TensorBase, create_graph: bool) -> None:

@@ -22,7 +22,7 @@ import weakref
 
 from . import events
 from .grad_mode import state as _grad_state
-from .tensor_base import TensorBase, make, meta
+from .tensor_base import TensorBase, _cls as _tensor_cls, _new, make, make_view, version_counter
 
 _node_ids = itertools.count()
 _FREED = object()  # Node._saved after the graph was freed by backward
@@ -63,22 +63,23 @@ class Node:
     fn               the Function class
     next_functions   per forward argument: (node, output_nr) of the input, or None
     needs_input_grad per forward argument: whether a gradient is wanted
+    input_shapes     per forward argument: its shape (None for non-tensors)
     """
 
-    __slots__ = ("id", "fn", "device", "xp", "next_functions", "needs_input_grad", "input_shapes",
-                 "n_outputs", "output_shapes", "output_dtypes", "_to_save", "_saved", "_non_diff", "_materialize",
-                 "_pre_hooks", "_retained", "__dict__", "__weakref__")
+    # defaults on the class: recording a node stores only what differs
+    n_outputs = 1
+    output_shapes = output_dtypes = None  # set for nodes with several outputs
+    _to_save = ()
+    _saved = ()
+    _non_diff = ()
+    _materialize = True
+    _pre_hooks = None
+    _retained = None
 
     def __init__(self, fn: type, device):
         self.fn = fn
         self.device = device
         self.xp = device.backend.xp
-        self._to_save = ()
-        self._saved = ()
-        self._non_diff = ()
-        self._materialize = True
-        self._pre_hooks = None
-        self._retained = None
 
     # ---- the ctx API of PyTorch's autograd.Function ----
     def save_for_backward(self, *tensors) -> None:
@@ -117,7 +118,9 @@ class Node:
         if kind == "input":
             return value
         data, nr = value  # an output: rebuilt on demand, so the node does not own its output tensor
-        return make(data, self.device, True, self, nr, vc)
+        t = make(data, self.device)
+        t._requires_grad, t._grad_fn, t._output_nr, t._vc = True, self, nr, vc
+        return t
 
     # ---- graph inspection ----
     @property
@@ -166,12 +169,13 @@ class AccumulateGrad:
 
 
 def accumulator(t: TensorBase) -> AccumulateGrad:
-    """The AccumulateGrad node of leaf `t` (created on first use)."""
-    m = meta(t)
-    node = m.accumulator() if m.accumulator is not None else None
+    """The AccumulateGrad node of leaf `t`: created on first use, held weakly by
+    the leaf (the node holds the leaf), so no reference cycle forms."""
+    ref = t._accum
+    node = ref() if ref is not None else None
     if node is None:
         node = AccumulateGrad(t)
-        m.accumulator = weakref.ref(node)
+        t._accum = weakref.ref(node)
     return node
 
 
@@ -245,89 +249,124 @@ class Function:
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         if events.subscribers and not events.muted[0]:
-            return _apply_observed(cls, args, device, need)
-        return _run(cls, args, device, need)
-
-
-def _run(cls, args, device, need):
-    if need and cls.differentiable and _grad_state.enabled:
-        return _apply_recorded(cls, args, device)
-    out = cls.forward(_null_ctx(device), *args)
-    if type(out) is tuple:
-        return tuple(_wrap_plain(o, args, device, cls) for o in out)
-    return _wrap_plain(out, args, device, cls)
+            return _apply_observed(cls, args)
+        if need and cls.differentiable and _grad_state.enabled:
+            return _apply_recorded(cls, args, device)
+        out = cls.forward(_null_ctxs.get(device) or _new_null_ctx(device), *args)
+        if type(out) is tuple:
+            return tuple(_wrap_plain(o, args, device, cls) for o in out)
+        if cls.is_view or isinstance(out, TensorBase):
+            return _wrap_plain(out, args, device, cls)
+        t = _new(_tensor_cls[0])  # make(), inlined: the no-grad hot path
+        t._data = out
+        t._device = device
+        return t
 
 
 def _wrap_plain(out, args, device, fn):
     if isinstance(out, TensorBase):  # a user Function's output (or a transfer to another device)
         return make(out._data, out._device)
     if fn.is_view:
-        return make(out, device, vc=args[0]._vc, base=args[0]._base or args[0])
+        return make_view(out, device, args[0])
     return make(out, device)
 
 
 _null_ctxs: dict = {}
 
 
-def _null_ctx(device) -> NullContext:
-    ctx = _null_ctxs.get(device)
-    if ctx is None:
-        ctx = _null_ctxs[device] = NullContext(device)
+def _new_null_ctx(device) -> NullContext:
+    ctx = _null_ctxs[device] = NullContext(device)
     return ctx
 
 
 def _apply_recorded(cls, args, device):
-    """The forward of an op whose output needs a gradient: record a graph node."""
-    node = Node(cls, device)
-    node.needs_input_grad = tuple(isinstance(a, TensorBase) and a._requires_grad for a in args)
-    node.next_functions = tuple(edge(a) if isinstance(a, TensorBase) else None for a in args)
-    node.input_shapes = tuple(a._data.shape if isinstance(a, TensorBase) else None for a in args)
+    """The forward of an op whose output needs a gradient: record a graph node.
+    (The hot path of training: one pass over the arguments, no generator expressions.)"""
+    node = _new(Node)
+    node.fn, node.device, node.xp = cls, device, device.backend.xp
+    needs, nexts, shapes = [], [], []
+    for a in args:
+        if isinstance(a, TensorBase):
+            shapes.append(a._data.shape)
+            if a._grad_fn is not None:
+                needs.append(True)
+                nexts.append((a._grad_fn, a._output_nr))
+            elif a._requires_grad:
+                needs.append(True)
+                nexts.append((accumulator(a), 0))
+            else:
+                needs.append(False)
+                nexts.append(None)
+        else:
+            needs.append(False)
+            nexts.append(None)
+            shapes.append(None)
+    node.needs_input_grad = tuple(needs)
+    node.next_functions = tuple(nexts)
+    node.input_shapes = tuple(shapes)
     node.id = next(_node_ids)  # after the edges: ids grow along the graph
     _grad_state.enabled = False  # a user forward built from ops must not record
     try:
         out = cls.forward(node, *args)
     finally:
         _grad_state.enabled = True
-    multi = type(out) is tuple
-    outs = out if multi else (out,)
+    if type(out) is not tuple and not node._non_diff:  # the common case: one differentiable output
+        data, dev = (out._data, out._device) if isinstance(out, TensorBase) else (out, device)
+        t = make_view(data, dev, args[0]) if cls.is_view else make(data, dev)
+        if data.dtype.kind == "f":
+            t._requires_grad = True
+            t._grad_fn = node
+        if node._to_save:
+            _pack_saved(node, (out,), (t,))
+        return t
+    outs = out if type(out) is tuple else (out,)
     non_diff = node._non_diff
     wrapped = []
     for nr, o in enumerate(outs):
         data, dev = (o._data, o._device) if isinstance(o, TensorBase) else (o, device)
-        if any(data is (n._data if isinstance(n, TensorBase) else n) for n in non_diff) or data.dtype.kind != "f":
-            t = make(data, dev)
-        else:
-            t = make(data, dev, True, node, nr)
-        if cls.is_view:
-            t._vc, t._base = args[0]._vc, args[0]._base or args[0]
+        t = make_view(data, dev, args[0]) if cls.is_view else make(data, dev)
+        if data.dtype.kind == "f" and not any(data is (n._data if isinstance(n, TensorBase) else n) for n in non_diff):
+            t._requires_grad, t._grad_fn, t._output_nr = True, node, nr
         wrapped.append(t)
     node.n_outputs = len(wrapped)
     node.output_shapes = tuple(t._data.shape for t in wrapped)
     node.output_dtypes = tuple(t._data.dtype for t in wrapped)
     if node._to_save:
-        node._saved = tuple(_pack(s, outs, wrapped) for s in node._to_save)
-        node._to_save = ()
-    return tuple(wrapped) if multi else wrapped[0]
+        _pack_saved(node, outs, wrapped)
+    return tuple(wrapped) if type(out) is tuple else wrapped[0]
 
 
-def _pack(s, outs, wrapped):
-    """A saved value with its version, so that in-place changes are caught."""
-    for nr, o in enumerate(outs):
-        if s is o or (isinstance(s, TensorBase) and s._data is wrapped[nr]._data):
-            t = wrapped[nr]
-            return ("output", (t._data, nr), t._vc, t._vc[0])
-    if isinstance(s, TensorBase):
-        return ("input", s, s._vc, s._vc[0])
-    return ("plain", s, None, None)
+def _pack_saved(node, outs, wrapped) -> None:
+    """Store what forward saved, each with its version, so in-place changes are caught.
+    An output is kept as its array (not the tensor: the node must not own its output)."""
+    packed = []
+    for s in node._to_save:
+        for nr, o in enumerate(outs):
+            if s is o or (isinstance(s, TensorBase) and s._data is wrapped[nr]._data):
+                t = wrapped[nr]
+                vc = version_counter(t)
+                if t._grad_fn is None:  # a non-differentiable output: no cycle through the node
+                    packed.append(("input", t, vc, vc[0]))
+                else:
+                    packed.append(("output", (t._data, nr), vc, vc[0]))
+                break
+        else:
+            if isinstance(s, TensorBase):
+                vc = version_counter(s)
+                packed.append(("input", s, vc, vc[0]))
+            else:
+                packed.append(("plain", s, None, None))
+    node._saved = tuple(packed)
+    node._to_save = ()
 
 
-def _apply_observed(cls, args, device, need):
+def _apply_observed(cls, args):
     """apply with an OpEvent published: the path taken only while someone subscribes.
     Ops run inside (by a user Function's forward, or by a subscriber) are not published."""
     events.muted[0] = True
     try:
         t0 = time.perf_counter()
-        out = _run(cls, args, device, need)
+        out = cls.apply(*args)
         seconds = time.perf_counter() - t0
         outs = out if type(out) is tuple else (out,)
         events.publish(events.OpEvent(cls, args, outs, outs[0]._grad_fn, seconds))

@@ -11,7 +11,6 @@ import warnings
 import numpy as np
 
 from .api import grad
-from .grad_mode import no_grad
 from .tensor_base import TensorBase, make
 
 
@@ -33,22 +32,21 @@ def _flat_outputs(fn, inputs) -> np.ndarray:
 def numerical_jacobian(fn, inputs, eps: float = 1e-6) -> list:
     """Per differentiable input, the (outputs x input-elements) Jacobian by central differences."""
     jacobians = []
-    with no_grad():
-        for x in inputs:
-            if not (isinstance(x, TensorBase) and x._requires_grad):
-                continue
-            data = x._data  # perturbed in place, one element at a time, then restored
-            cols = []
-            for idx in np.ndindex(data.shape):
-                orig = data[idx].item()
-                data[idx] = orig + eps
-                plus = _flat_outputs(fn, inputs)
-                data[idx] = orig - eps
-                minus = _flat_outputs(fn, inputs)
-                data[idx] = orig
-                cols.append((plus - minus) / (2 * eps))
-            n_out = _flat_outputs(fn, inputs).size
-            jacobians.append(np.stack(cols, axis=1) if cols else np.zeros((n_out, 0)))
+    for x in inputs:
+        if not (isinstance(x, TensorBase) and x._requires_grad):
+            continue
+        data = x._data  # perturbed in memory (outside autograd), one element at a time, then restored
+        cols = []
+        for idx in np.ndindex(data.shape):
+            orig = data[idx].item()
+            data[idx] = orig + eps
+            plus = _flat_outputs(fn, inputs)
+            data[idx] = orig - eps
+            minus = _flat_outputs(fn, inputs)
+            data[idx] = orig
+            cols.append((plus - minus) / (2 * eps))
+        n_out = _flat_outputs(fn, inputs).size
+        jacobians.append(np.stack(cols, axis=1) if cols else np.zeros((n_out, 0)))
     return jacobians
 
 
@@ -104,7 +102,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: flo
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
         grad_outputs = tuple(make(o._device.backend.asarray(rng.standard_normal(o._data.shape)).astype(o._data.dtype),
-                                  o._device, True)
+                                  o._device).requires_grad_()
                              for o in _outputs(fn, inputs) if o._data.dtype.kind == "f")
     n_in = len(inputs)
 

@@ -8,14 +8,20 @@ the façade.
 """
 from __future__ import annotations
 
-import weakref
-
 from .. import dtypes
 
 
 class TensorBase:
-    __slots__ = ("_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_grad",
-                 "_vc", "_base", "_meta", "__weakref__")
+    # Per-tensor state. Defaults live on the class, so creating a tensor (the
+    # hottest path of the engine) stores only its array and device.
+    _requires_grad = False
+    _grad_fn = None      # the Node that produced this tensor (None for leaves)
+    _output_nr = 0       # which output of _grad_fn this is
+    _grad = None
+    _vc = None           # version counter [n], shared by views; created on first need
+    _base = None         # the tensor this one is a view of
+    _meta = None         # _TensorMeta: hooks, retain_grad
+    _accum = None        # weakref to this leaf's AccumulateGrad node
 
     # PyTorch semantics for NumPy interop: ndarray <op> Tensor defers to Tensor
     __array_ufunc__ = None
@@ -59,7 +65,7 @@ class TensorBase:
 
     @property
     def _version(self) -> int:
-        return self._vc[0]
+        return self._vc[0] if self._vc is not None else 0
 
     @property
     def grad(self):
@@ -80,7 +86,7 @@ class TensorBase:
         self._grad = value
 
     def _bump_version(self) -> None:
-        self._vc[0] += 1
+        version_counter(self)[0] += 1
 
 
 class Size(tuple):
@@ -99,14 +105,12 @@ class Size(tuple):
 
 
 class _TensorMeta:
-    """Rarely used per-tensor state, allocated on first use: leaf hooks, the
-    (weakly held) gradient accumulator node, retain_grad."""
+    """Rarely used per-tensor state, allocated on first use: leaf hooks, retain_grad."""
 
-    __slots__ = ("hooks", "accumulator", "retains_grad")
+    __slots__ = ("hooks", "retains_grad")
 
     def __init__(self):
         self.hooks = {}
-        self.accumulator = None
         self.retains_grad = False
 
 
@@ -115,6 +119,14 @@ def meta(t: TensorBase) -> _TensorMeta:
     if m is None:
         m = t._meta = _TensorMeta()
     return m
+
+
+def version_counter(t: TensorBase) -> list:
+    """t's version counter, created on first need (in-place op, save for backward, view)."""
+    vc = t._vc
+    if vc is None:
+        vc = t._vc = [0]
+    return vc
 
 
 _cls = [TensorBase]
@@ -126,20 +138,19 @@ def set_tensor_class(cls: type) -> None:
     _cls[0] = cls
 
 
-def make(data, device, requires_grad: bool = False, grad_fn=None, output_nr: int = 0, vc=None, base=None):
-    """Wrap a backend array into a Tensor (no copy)."""
+def make(data, device):
+    """Wrap a backend array into a Tensor (no copy); callers set graph fields after."""
     t = _new(_cls[0])
     t._data = data
     t._device = device
-    t._requires_grad = requires_grad
-    t._grad_fn = grad_fn
-    t._output_nr = output_nr
-    t._grad = None
-    t._vc = [0] if vc is None else vc
-    t._base = base
-    t._meta = None
     return t
 
 
-def weak(t: TensorBase):
-    return weakref.ref(t)
+def make_view(data, device, base: TensorBase):
+    """A tensor sharing memory (and so the version counter) with `base`."""
+    t = _new(_cls[0])
+    t._data = data
+    t._device = device
+    t._vc = version_counter(base)
+    t._base = base._base if base._base is not None else base
+    return t

@@ -70,16 +70,31 @@ def promote(*operands, op: str = "op", min_category: int = dtypes.BOOL):
 
 def _binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
     """Run binary Function `fn` on (a, b) after promotion, with PyTorch's broadcast error."""
-    if type(a) is type(b) and a._data.dtype is b._data.dtype and (min_category == dtypes.BOOL or a._data.dtype.kind == "f"):
-        pass  # fast path: two tensors of one dtype
-    elif isinstance(a, TensorBase) and type(b) in (float, int) and a._data.dtype.kind == "f":
-        pass  # fast path: float tensor with a Python number
-    else:
-        a, b = promote(_as_operand(a, op), _as_operand(b, op), op=op, min_category=min_category)
+    a, b = promote(_as_operand(a, op), _as_operand(b, op), op=op, min_category=min_category)
     try:
         return fn.apply(a, b)
     except ValueError as e:
         _raise_broadcast(a, b, op, e)
+
+
+def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
+    """The public function of binary Function `fn`. Its fast path (two tensors of one
+    dtype, or a float tensor and a Python number) goes straight to apply."""
+    float_only = min_category == dtypes.FLOAT
+
+    def run(a, b):
+        tb = b.__class__
+        if tb is a.__class__ and a._data.dtype is b._data.dtype and (not float_only or a._data.dtype.kind == "f"):
+            try:
+                return fn.apply(a, b)
+            except ValueError as e:
+                _raise_broadcast(a, b, op, e)
+        if (tb is float or tb is int) and isinstance(a, TensorBase) and a._data.dtype.kind == "f":
+            return fn.apply(a, b)
+        return _binary(fn, a, b, op, min_category)
+
+    run.__name__, run.__doc__ = op, doc
+    return run
 
 
 def _raise_broadcast(a, b, op: str, err: Exception):
@@ -116,7 +131,7 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, g):
         n = ctx.needs_input_grad
-        return (_unbroadcast(ctx, g, 0) if n[0] else None, _unbroadcast(ctx, neg(g), 1) if n[1] else None)
+        return (_unbroadcast(ctx, g, 0) if n[0] else None, _unbroadcast(ctx, Neg.apply(g), 1) if n[1] else None)
 
 
 class Mul(Function):
@@ -129,8 +144,8 @@ class Mul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         n = ctx.needs_input_grad
-        return (_unbroadcast(ctx, mul(g, b), 0) if n[0] else None,
-                _unbroadcast(ctx, mul(g, a), 1) if n[1] else None)
+        return (_unbroadcast(ctx, Mul.apply(g, b), 0) if n[0] else None,
+                _unbroadcast(ctx, Mul.apply(g, a), 1) if n[1] else None)
 
 
 class Div(Function):
@@ -204,29 +219,26 @@ class Minimum(Function):
     backward = Maximum.backward
 
 
+_add = binary_op(Add, "add")
+_sub = binary_op(Sub, "sub")
+mul = binary_op(Mul, "mul", doc="a * b")
+
+
 def add(a, b, alpha=1):
     """a + alpha * b"""
-    if alpha != 1:
-        b = mul(b, alpha)
-    return _binary(Add, a, b, "add")
+    return _add(a, b) if alpha == 1 else _add(a, mul(b, alpha))
 
 
 def sub(a, b, alpha=1):
     """a - alpha * b"""
-    if alpha != 1:
-        b = mul(b, alpha)
-    return _binary(Sub, a, b, "sub")
-
-
-def mul(a, b):
-    return _binary(Mul, a, b, "mul")
+    return _sub(a, b) if alpha == 1 else _sub(a, mul(b, alpha))
 
 
 def div(a, b, rounding_mode=None):
     """True division (ints give the default float dtype, as PyTorch). rounding_mode
     'floor' or 'trunc' rounds the quotient and keeps integer dtypes integer."""
     if rounding_mode is None:
-        return _binary(Div, a, b, "div", min_category=dtypes.FLOAT)
+        return _true_div(a, b)
     if rounding_mode not in ("floor", "trunc"):
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
     a, b = promote(_as_operand(a, "div"), _as_operand(b, "div"), op="div")
@@ -252,20 +264,13 @@ class Remainder(Function):
                 _unbroadcast(ctx, neg(mul(g, floor(div(a, b)))), 1) if n[1] else None)
 
 
-def remainder(a, b):
-    return _binary(Remainder, a, b, "remainder")
+_true_div = binary_op(Div, "div", min_category=dtypes.FLOAT)
+remainder = binary_op(Remainder, "remainder", doc="a - floor(a / b) * b")
 
 
-def pow(a, b):
-    return _binary(Pow, a, b, "pow")
-
-
-def maximum(a, b):
-    return _binary(Maximum, a, b, "maximum")
-
-
-def minimum(a, b):
-    return _binary(Minimum, a, b, "minimum")
+pow = binary_op(Pow, "pow", doc="a ** b")
+maximum = binary_op(Maximum, "maximum", doc="elementwise max; ties share the gradient")
+minimum = binary_op(Minimum, "minimum", doc="elementwise min; ties share the gradient")
 
 
 # ---------------------------------------------------------------- comparisons and logic (no gradient)
@@ -277,12 +282,7 @@ def _comparison(name: str, ufunc: str):
         "forward": staticmethod(lambda ctx, a, b: getattr(ctx.xp, ufunc)(_arr(a), _arr(b))),
         "__doc__": f"Elementwise {ufunc} (no gradient).",
     })
-
-    def op(a, b):
-        return _binary(cls, a, b, ufunc)
-
-    op.__name__ = ufunc
-    return cls, op
+    return cls, binary_op(cls, ufunc, doc=f"elementwise {ufunc} (no gradient)")
 
 
 Eq, eq = _comparison("Eq", "equal")
@@ -402,7 +402,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, g):
         (mask,) = ctx.saved_tensors
-        return where(_const(ctx, mask), g, 0.0)
+        return Where.apply(_const(ctx, mask), g, 0.0)
 
 
 def relu(x):
@@ -463,7 +463,7 @@ class Clamp(Function):
         (inside,) = ctx.saved_tensors
         if inside is True:
             return g, None, None
-        return where(_const(ctx, inside), g, 0.0), None, None
+        return Where.apply(_const(ctx, inside), g, 0.0), None, None
 
 
 def clamp(x, min=None, max=None):

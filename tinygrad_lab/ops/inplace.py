@@ -57,7 +57,8 @@ def inplace(x, op: str, fn, *args):
         raise RuntimeError(f"{op}: an in-place op on a view of another tensor while recording gradients is not "
                            f"supported by tinygrad_lab (PyTorch rewrites the base's history here). Use "
                            f"the out-of-place op, or .clone() the view first.")
-    old = make(x._data.copy(), x._device, x._requires_grad, x._grad_fn, x._output_nr)
+    old = make(x._data.copy(), x._device)  # the old value, at the same place in the graph
+    old._requires_grad, old._grad_fn, old._output_nr = x._requires_grad, x._grad_fn, x._output_nr
     res = fn(old, *args)
     _check_dtype(x, res._data.dtype, op)
     if res._data.shape != x._data.shape:

@@ -26,10 +26,10 @@ def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
     return dim % n
 
 
-def normalize_dims(dim, ndim: int, op: str = "op") -> tuple:
-    """dim (None, int or sequence) as a sorted tuple of non-negative axes."""
+def normalize_dims(dim, ndim: int, op: str = "op"):
+    """dim (int or sequence) as a sorted tuple of non-negative axes; None (all dims) stays None."""
     if dim is None:
-        return tuple(range(ndim))
+        return None
     if isinstance(dim, int):
         dim = (dim,)
     axes = tuple(sorted(normalize_dim(d, ndim, op) for d in dim))
@@ -38,16 +38,22 @@ def normalize_dims(dim, ndim: int, op: str = "op") -> tuple:
     return axes if ndim else ()
 
 
-def _kept_shape(shape: tuple, axes: tuple) -> tuple:
-    return tuple(1 if i in axes else s for i, s in enumerate(shape))
+def _kept_shape(shape: tuple, axes) -> tuple:
+    """The shape of a keepdim reduction over axes (None: all)."""
+    return tuple(1 if axes is None or i in axes else s for i, s in enumerate(shape))
+
+
+def _axes_size(shape: tuple, axes) -> int:
+    return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
 
 
 def _expand_back(ctx, g):
-    """Broadcast a reduction's output gradient back to its input shape."""
+    """Broadcast a reduction's output gradient back to its input shape
+    (shapes are known valid here, so the ops' Functions are applied directly)."""
     in_shape = ctx.input_shapes[0]
-    if not ctx.keepdim:
-        g = mv.reshape(g, _kept_shape(in_shape, ctx.axes))
-    return mv.expand(g, in_shape)
+    if not ctx.keepdim and g._data.ndim:
+        g = mv.Reshape.apply(g, _kept_shape(in_shape, ctx.axes))
+    return g if g._data.shape == in_shape else mv.Expand.apply(g, in_shape)
 
 
 def _float_only(x, op: str) -> None:
@@ -108,7 +114,7 @@ class Mean(Function):
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
         d = x._data
-        ctx.count = math.prod(d.shape[a] for a in axes)
+        ctx.count = _axes_size(d.shape, axes)
         return ctx.xp.asarray(d.mean(axis=axes, keepdims=keepdim))
 
     @staticmethod
@@ -125,9 +131,9 @@ class Prod(Function):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
-        out = x._data.prod(axis=axes, keepdims=keepdim)
+        out = ctx.xp.asarray(x._data.prod(axis=axes, keepdims=keepdim))
         ctx.save_for_backward(x, out)
-        return ctx.xp.asarray(out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -143,7 +149,8 @@ class Prod(Function):
 def _prod_of_others(x, axes):
     """For each element, the product of the other elements along `axes` (differentiable)."""
     shape = x._data.shape
-    n = math.prod(shape[a] for a in axes)
+    axes = tuple(range(len(shape))) if axes is None else axes
+    n = _axes_size(shape, axes)
     rest = [a for a in range(len(shape)) if a not in axes]
     # move the reduced dims last and flatten them: (M, n)
     flat = mv.reshape(mv.permute(x, rest + list(axes)), (-1, n))
@@ -178,18 +185,18 @@ class _ExtremumDim(Function):
     def forward(cls, ctx, x, dim, keepdim):
         xp = ctx.xp
         d = x._data
-        idx = getattr(xp, cls.arg)(d, axis=dim, keepdims=True)
+        idx = getattr(xp, cls.arg)(d, axis=dim, keepdims=True).astype("int64", copy=False)
         values = xp.take_along_axis(d, idx, axis=dim)
         if not keepdim:
             values, idx = values.squeeze(dim), idx.squeeze(dim)
         ctx.dim, ctx.keepdim, ctx.axes = dim, keepdim, (dim,)
         ctx.save_for_backward(idx)
         ctx.mark_non_differentiable(idx)
-        return values, idx.astype("int64", copy=False)
+        return values, idx
 
     @staticmethod
     def backward(ctx, g, _g_indices):
-        (idx,) = ctx.saved_tensors
+        idx = ctx.saved_tensors[0]._data
         xp = ctx.xp
         in_shape = ctx.input_shapes[0]
         if not ctx.keepdim:
@@ -221,7 +228,8 @@ class _Extremum(Function):
                                f"Specify the reduction dim with the 'dim' argument.")
         out = getattr(d, cls.reduce)(axis=axes, keepdims=True)
         ctx.save_for_backward(d == out)
-        return ctx.xp.asarray(out if keepdim else out.reshape([s for i, s in enumerate(d.shape) if i not in axes]))
+        return ctx.xp.asarray(out if keepdim else out.reshape([s for i, s in enumerate(d.shape)
+                                                                if axes is not None and i not in axes]))
 
     @staticmethod
     def backward(ctx, g):
@@ -307,7 +315,7 @@ def var(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     axes = normalize_dims(dim, x._data.ndim, "var")
-    n = math.prod(x._data.shape[a] for a in axes)
+    n = _axes_size(x._data.shape, axes)
     centered = ew.sub(x, mean(x, axes, keepdim=True))
     return ew.div(sum(ew.mul(centered, centered), axes, keepdim), n - correction if n > correction else float("nan"))
 
@@ -323,7 +331,8 @@ def logsumexp(x, dim, keepdim: bool = False):
     m = make(x._data.max(axis=axes, keepdims=True), x._device)  # a constant shift: no gradient needed
     m = ew.where(ew.eq(ew.abs(m), float("inf")), 0.0, m)
     out = ew.add(ew.log(sum(ew.exp(ew.sub(x, m)), axes, keepdim=True)), m)
-    return out if keepdim else mv.reshape(out, [s for i, s in enumerate(x._data.shape) if i not in axes])
+    return out if keepdim else mv.reshape(out, [s for i, s in enumerate(x._data.shape)
+                                                if axes is not None and i not in axes])
 
 
 class Norm2(Function):
@@ -333,9 +342,9 @@ class Norm2(Function):
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
         d = x._data
-        out = ctx.xp.sqrt((d * d).sum(axis=axes, keepdims=keepdim))
+        out = ctx.xp.asarray(ctx.xp.sqrt((d * d).sum(axis=axes, keepdims=keepdim)))
         ctx.save_for_backward(x, out)
-        return ctx.xp.asarray(out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
