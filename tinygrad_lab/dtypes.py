@@ -80,11 +80,12 @@ def from_numpy_dtype(npd) -> DType:
 
 
 def as_dtype(d) -> DType:
-    """Accept a DType, a NumPy dtype/type, a Python type (float, int, bool) or a name."""
+    """Accept a DType, a NumPy dtype/type, a Python type (float, int, bool) or a name.
+    As in PyTorch, Python's float means float64."""
     if isinstance(d, DType):
         return d
     if d is float:
-        return _default_float[0]
+        return float64
     if d is int:
         return int64
     if d is bool:

@@ -51,6 +51,9 @@ class Tensor(TensorBase):
 
     nelement = numel
 
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
     def element_size(self) -> int:
         return self._data.itemsize
 
@@ -93,11 +96,17 @@ class Tensor(TensorBase):
         arr = self.numpy()
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars "
+                             f"(got shape {list(self._data.shape)})")
+        return self.item()
+
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -232,10 +241,17 @@ class Tensor(TensorBase):
     __le__ = le = ew.le
     __gt__ = gt = ew.gt
     __ge__ = ge = ew.ge
-    __and__ = logical_and = ew.logical_and
-    __or__ = logical_or = ew.logical_or
-    __xor__ = logical_xor = ew.logical_xor
-    __invert__ = logical_not = ew.logical_not
+    logical_and = ew.logical_and
+    logical_or = ew.logical_or
+    logical_xor = ew.logical_xor
+    logical_not = ew.logical_not
+    __and__ = bitwise_and = ew.bitwise_and  # logical on bool tensors
+    __or__ = bitwise_or = ew.bitwise_or
+    __xor__ = bitwise_xor = ew.bitwise_xor
+    __invert__ = bitwise_not = ew.bitwise_not
+    __rand__ = _r(ew.bitwise_and)
+    __ror__ = _r(ew.bitwise_or)
+    __rxor__ = _r(ew.bitwise_xor)
     maximum = ew.maximum
     minimum = ew.minimum
 
@@ -290,7 +306,8 @@ class Tensor(TensorBase):
     expand = mv.expand
     broadcast_to = mv.broadcast_to
     contiguous = mv.contiguous
-    split = mv.split
+
+    def split(self, split_size, dim: int = 0): return mv.split(self, split_size, dim)  # noqa: E704
     chunk = mv.chunk
     flip = mv.flip
     gather = ix.gather
@@ -324,7 +341,14 @@ class Tensor(TensorBase):
     __imul__ = mul_
     __itruediv__ = div_
 
+    def __ifloordiv__(self, other): return ip.inplace(self, "floor_divide_", Tensor.__floordiv__, other)  # noqa: E704
+    def __imod__(self, other): return ip.inplace(self, "remainder_", ew.remainder, other)  # noqa: E704
+    def __iand__(self, other): return ip.inplace(self, "bitwise_and_", ew.bitwise_and, other)  # noqa: E704
+    def __ior__(self, other): return ip.inplace(self, "bitwise_or_", ew.bitwise_or, other)  # noqa: E704
+    def __ixor__(self, other): return ip.inplace(self, "bitwise_xor_", ew.bitwise_xor, other)  # noqa: E704
+
     def pow_(self, exponent): return ip.inplace(self, "pow_", ew.pow, exponent)  # noqa: E704
+    __ipow__ = pow_
     def clamp_(self, min=None, max=None): return ip.inplace(self, "clamp_", ew.clamp, min, max)  # noqa: E704
     def relu_(self): return ip.inplace(self, "relu_", ew.relu)  # noqa: E704
     def exp_(self): return ip.inplace(self, "exp_", ew.exp)  # noqa: E704

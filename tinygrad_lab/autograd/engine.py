@@ -8,10 +8,11 @@ so what a student steps through is exactly what ran.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Iterator, Sequence
 
 from . import events
-from .function import AccumulateGrad, edge
+from .function import _FREED, AccumulateGrad, edge
 from .grad_mode import state as _grad_state
 from .tensor_base import TensorBase, _cls as _tensor_cls, make
 
@@ -47,6 +48,9 @@ def _validate(node, i: int, g) -> None:
                            f"{list(g._data.shape)} but expected shape compatible with {list(expected)}")
 
 
+_node_id = attrgetter("id")
+
+
 def _graph_nodes(roots: Sequence) -> list:
     """All nodes reachable from `roots`, in decreasing id order (iterative: no recursion limit)."""
     seen = set()
@@ -59,7 +63,7 @@ def _graph_nodes(roots: Sequence) -> list:
         for e in n.next_functions:
             if e is not None and e[0] not in seen:
                 stack.append(e[0])
-    return sorted(seen, key=lambda n: n.id, reverse=True)
+    return sorted(seen, key=_node_id, reverse=True)
 
 
 def _needed(order: list, targets: set) -> set:
@@ -123,10 +127,12 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
             elif targets and _capture_outputs(node, grads, targets, captured, capture, inputs, needed, create_graph):
                 out = (None,) * len(node.next_functions)  # a captured input: nothing upstream is wanted
             else:
-                out = node.apply_backward(grads)
+                out = node.fn.backward(node, *grads)
                 if type(out) is not tuple:
                     out = (out,)
                 nexts = node.next_functions
+                if len(out) > len(nexts) and all(g is None for g in out[len(nexts):]):
+                    out = out[:len(nexts)]  # extra trailing Nones are allowed, as in PyTorch
                 if len(out) != len(nexts):
                     raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
                                        f"(expected {len(nexts)}, got {len(out)})")
@@ -145,7 +151,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                     nr = e[1]
                     buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
                 if not retain_graph:
-                    node.release()
+                    node._saved = _FREED
             _grad_state.enabled = prev_mode
             events.muted[0] = muted
             step = BackwardStep(step_index, node, tuple(grads), out)

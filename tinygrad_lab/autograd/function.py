@@ -142,13 +142,6 @@ class Node:
             self._retained = {}
         self._retained[output_nr] = weakref.ref(tensor)
 
-    def apply_backward(self, grads: tuple) -> tuple:
-        """Run this node's backward on the gradients of its outputs."""
-        return self.fn.backward(self, *grads)
-
-    def release(self) -> None:
-        """Free saved tensors (backward without retain_graph)."""
-        self._saved = _FREED
 
 
 class AccumulateGrad:

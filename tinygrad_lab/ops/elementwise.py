@@ -37,6 +37,8 @@ def _const(ctx, arr):
 # ---------------------------------------------------------------- dtype promotion
 
 def _as_operand(x, op: str):
+    if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+        return x.item()  # NumPy scalars promote like Python numbers (as in PyTorch)
     if isinstance(x, TensorBase) or isinstance(x, _SCALARS):
         return x
     if isinstance(x, numbers.Number) and not isinstance(x, complex):
@@ -295,6 +297,9 @@ LogicalAnd, logical_and = _comparison("LogicalAnd", "logical_and")
 LogicalOr, logical_or = _comparison("LogicalOr", "logical_or")
 LogicalXor, logical_xor = _comparison("LogicalXor", "logical_xor")
 FloorDivide, _ = _comparison("FloorDivide", "floor_divide")
+BitwiseAnd, bitwise_and = _comparison("BitwiseAnd", "bitwise_and")
+BitwiseOr, bitwise_or = _comparison("BitwiseOr", "bitwise_or")
+BitwiseXor, bitwise_xor = _comparison("BitwiseXor", "bitwise_xor")
 TruncDivide = type("TruncDivide", (Function,), {
     "differentiable": False, "__doc__": "Integer division rounding toward zero (no gradient).",
     "forward": staticmethod(lambda ctx, a, b: (ctx.xp.sign(_arr(a)) * ctx.xp.sign(_arr(b))
@@ -312,6 +317,20 @@ class LogicalNot(Function):
 
 def logical_not(a):
     return LogicalNot.apply(a)
+
+
+class BitwiseNot(Function):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a):
+        if a._data.dtype.kind == "f":
+            raise TypeError(f"~ (bitwise_not) is only supported for integer and bool tensors, got {a.dtype}")
+        return ctx.xp.invert(a._data)
+
+
+def bitwise_not(a):
+    return BitwiseNot.apply(a)
 
 
 class Where(Function):

@@ -19,6 +19,9 @@ _BASIC = (int, slice, type(None), type(Ellipsis))
 
 def to_key(x, key):
     """(backend key, is_basic) for `x[key]`, with clear errors for bad index types."""
+    if isinstance(key, list) and len(key) < 32 and any(
+            isinstance(k, (list, tuple, slice, TensorBase, type(None), type(Ellipsis))) for k in key):
+        key = tuple(key)  # PyTorch (like old NumPy) reads x[[[0, 1], [2, 3]]] as x[[0, 1], [2, 3]]
     parts = key if isinstance(key, tuple) else (key,)
     xp = x._device.backend.xp
     out = []
@@ -145,7 +148,10 @@ class Gather(Function):
     def forward(ctx, x, dim, index):
         ctx.dim = dim
         ctx.save_for_backward(index)
-        return ctx.xp.take_along_axis(x._data, index._data, axis=dim)
+        idx = index._data
+        # the index may be smaller than x in the other dims: gather from that corner of x
+        corner = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(idx.shape))
+        return ctx.xp.take_along_axis(x._data[corner], idx, axis=dim)
 
     @staticmethod
     def backward(ctx, g):
@@ -164,6 +170,10 @@ def gather(x, dim: int, index):
     if index._data.ndim != x._data.ndim:
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
                            f"({index._data.ndim} vs {x._data.ndim})")
+    for k, (i, n) in enumerate(zip(index._data.shape, x._data.shape)):
+        if k != d and i > n:
+            raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index._data.shape)} to be "
+                               f"smaller than self {list(x._data.shape)} apart from dimension {d}")
     n = x._data.shape[d]
     if index._data.size and (int(index._data.max()) >= n or int(index._data.min()) < -n):
         raise IndexError(f"gather(): index {int(index._data.max())} is out of bounds for dimension {d} with size {n}")

@@ -80,7 +80,7 @@ def view(x, *shape):
 def squeeze(x, dim=None):
     shape = x._data.shape
     axes = rd.normalize_dims(dim, len(shape), "squeeze")
-    new = tuple(s for i, s in enumerate(shape) if not (i in axes and s == 1))
+    new = tuple(s for i, s in enumerate(shape) if not (s == 1 and (axes is None or i in axes)))
     return reshape(x, new, _fn=Squeeze)
 
 
@@ -329,6 +329,8 @@ class Flip(Function):
 
 
 def flip(x, dims):
+    if dims is None:
+        raise TypeError("flip() missing required argument 'dims'")
     return Flip.apply(x, rd.normalize_dims(dims, x._data.ndim, "flip"))
 
 
