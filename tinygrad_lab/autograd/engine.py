@@ -78,12 +78,15 @@ def _needed(order: list, targets: set) -> set:
 def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorBase], *,
                    retain_graph: bool = False, create_graph: bool = False,
                    inputs: Sequence[TensorBase] | None = None,
-                   capture: bool = False) -> Iterator[BackwardStep]:
+                   capture: bool = False, drain: bool = False) -> Iterator[BackwardStep]:
     """Run backward from `tensors` seeded with `grad_tensors`, one node per step.
 
     inputs   restrict the pass to what reaches these tensors
     capture  (autograd.grad) do not touch `.grad`; the gradients of `inputs` are
              returned by the generator (StopIteration.value) instead
+    drain    the caller runs no code between steps (Tensor.backward): grad mode is
+             set once for the whole pass and no BackwardStep objects are built
+             unless someone subscribes to events
     """
     roots = []
     buffers: dict = {}
@@ -111,14 +114,17 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     prev_mode = _grad_state.enabled
     muted = events.muted[0]
     publish = bool(events.subscribers) and not muted
+    backward_mode = (create_graph, muted or not create_graph)  # backward's own ops are not published
     step_index = 0
     try:
+        if drain:
+            _grad_state.enabled, events.muted[0] = backward_mode
         for node in order:
             grads = buffers.pop(node, None)
             if grads is None or (needed is not None and node not in needed):
                 continue
-            _grad_state.enabled = create_graph
-            events.muted[0] = muted or not create_graph  # backward's own ops are not published
+            if not drain:
+                _grad_state.enabled, events.muted[0] = backward_mode
             is_leaf = type(node) is AccumulateGrad
             if is_leaf or node._pre_hooks or node._retained or node.n_outputs > 1:
                 grads = _run_prehooks(node, grads)
@@ -152,13 +158,17 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                     buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
                 if not retain_graph:
                     node._saved = _FREED
-            _grad_state.enabled = prev_mode
-            events.muted[0] = muted
+            if drain and not publish:
+                yield None
+                continue
+            _grad_state.enabled, events.muted[0] = prev_mode, muted
             step = BackwardStep(step_index, node, tuple(grads), out)
             step_index += 1
             if publish:
                 events.publish(step)
             yield step
+            if drain:
+                _grad_state.enabled, events.muted[0] = backward_mode
     finally:
         _grad_state.enabled = prev_mode
         events.muted[0] = muted
@@ -254,7 +264,7 @@ def _accumulate(leaf: TensorBase, g: TensorBase, create_graph: bool) -> None:
 
 def run_backward(tensors, grad_tensors, **kwargs):
     """Drain the step generator; return what it returns."""
-    gen = backward_steps(tensors, grad_tensors, **kwargs)
+    gen = backward_steps(tensors, grad_tensors, drain=True, **kwargs)
     while True:
         try:
             next(gen)

@@ -48,13 +48,24 @@ class _GradMode:
         return wrapper
 
 
-class no_grad(_GradMode):
+class _NoArgGradMode(_GradMode):
+    """A grad mode that is also usable as a bare decorator: `@no_grad` as well as `@no_grad()`."""
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        return self(fn) if callable(fn) else self
+
+    def __init__(self, fn=None):
+        pass
+
+
+class no_grad(_NoArgGradMode):
     """Ops inside do not record the graph (inference, optimizer updates)."""
 
     _mode = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_NoArgGradMode):
     """Ops inside record the graph, even within `no_grad`."""
 
     _mode = True

@@ -36,6 +36,10 @@ class Backend:
         (random, standard_normal, integers, permutation)."""
         raise NotImplementedError
 
+    def broadcast_to(self, arr: Any, shape: tuple) -> Any:
+        """A read-only view of arr broadcast to shape (shape already validated)."""
+        return self.xp.broadcast_to(arr, shape)
+
     def index_add(self, target: Any, key: Any, values: Any) -> None:
         """target[key] += values, accumulating repeated indices (np.add.at)."""
         raise NotImplementedError

@@ -173,7 +173,7 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x, shape):
-        return ctx.xp.broadcast_to(x._data, shape)
+        return ctx.device.backend.broadcast_to(x._data, shape)
 
     @staticmethod
     def backward(ctx, g):
