@@ -41,3 +41,7 @@ clip = clamp
 divide = div
 multiply = mul
 subtract = sub
+
+
+def is_floating_point(t: Tensor) -> bool:
+    return t.is_floating_point()

@@ -233,6 +233,9 @@ def add(a, b, alpha=1):
 
 def sub(a, b, alpha=1):
     """a - alpha * b"""
+    if all(isinstance(x, (bool, np.bool_)) or (isinstance(x, TensorBase) and x._data.dtype == np.bool_) for x in (a, b)):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
     return _sub(a, b) if alpha == 1 else _sub(a, mul(b, alpha))
 
 
@@ -388,7 +391,15 @@ def _unary(name: str, compute, grad, doc: str):
     return cls, op
 
 
-Neg, neg = _unary("Neg", lambda xp, x: -x, lambda x, out, g: neg(g), "-x")
+Neg, _neg = _unary("Neg", lambda xp, x: -x, lambda x, out, g: neg(g), "-x")
+
+
+def neg(x):
+    """-x"""
+    if x._data.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return _neg(x)
 Exp, exp = _unary("Exp", lambda xp, x: xp.exp(x), lambda x, out, g: mul(g, out), "e**x")
 Log, log = _unary("Log", lambda xp, x: xp.log(x), lambda x, out, g: div(g, x), "natural logarithm")
 Log1p, log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda x, out, g: div(g, add(x, 1)), "log(1 + x), accurate near 0")

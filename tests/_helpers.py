@@ -1,0 +1,34 @@
+"""Helpers shared by the user-API tests (dtypes, creation, tensor, errors)."""
+from __future__ import annotations
+
+import numpy as np
+
+import tinygrad_lab as tl
+
+DTYPE_NAMES = ("bool", "uint8", "int32", "int64", "float16", "float32", "float64")
+FLOAT_NAMES = ("float16", "float32", "float64")
+
+
+def dtype_name(d) -> str:
+    """'float32' for tl.float32 and torch.float32 alike (their reprs differ only in the prefix)."""
+    return repr(d).rpartition(".")[2]
+
+
+def pair(torch, data, dtype: str | None = None, requires_grad: bool = False):
+    """The same data as a tinygrad_lab tensor and as a torch tensor (`dtype` by name)."""
+    def build(mod):
+        return mod.tensor(data, dtype=None if dtype is None else getattr(mod, dtype), requires_grad=requires_grad)
+    return build(tl), build(torch)
+
+
+def assert_like_torch(actual, expected, *, rtol: float = 0.0, atol: float = 0.0) -> None:
+    """`actual` is a tinygrad_lab Tensor with the shape, dtype and values of torch tensor `expected`
+    (exact unless a tolerance is given; NaNs compare equal)."""
+    assert isinstance(actual, tl.Tensor), f"expected a tinygrad_lab Tensor, got {type(actual).__name__}"
+    assert tuple(actual.shape) == tuple(expected.shape), f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    assert dtype_name(actual.dtype) == dtype_name(expected.dtype), f"dtype {actual.dtype} != {expected.dtype}"
+    a, e = actual.detach().numpy(), expected.detach().numpy()
+    if rtol == 0.0 and atol == 0.0:
+        np.testing.assert_array_equal(a, e)
+    else:
+        np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
