@@ -371,9 +371,9 @@ def where(cond, a, b):
 
 # ---------------------------------------------------------------- unary math
 
-def _unary(name: str, compute, grad, doc: str):
+def _unary(name: str, compute, grad, doc: str, float_math: bool = True):
     """A unary Function: `compute(xp, x) -> out`; `grad(x, out, g)` with ops -> dx.
-    Only what `grad` uses is saved."""
+    With float_math, int and bool inputs are computed in the default float dtype (as PyTorch)."""
 
     def forward(ctx, x):
         out = compute(ctx.xp, x._data)
@@ -386,12 +386,17 @@ def _unary(name: str, compute, grad, doc: str):
 
     cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
                                    "__doc__": doc})
-    op = lambda x: cls.apply(x)  # noqa: E731
+
+    def op(x):
+        if float_math and x._data.dtype.kind != "f":
+            x = cast(x, dtypes.get_default_dtype().np)
+        return cls.apply(x)
+
     op.__name__, op.__doc__ = name.lower(), doc
     return cls, op
 
 
-Neg, _neg = _unary("Neg", lambda xp, x: -x, lambda x, out, g: neg(g), "-x")
+Neg, _neg = _unary("Neg", lambda xp, x: -x, lambda x, out, g: neg(g), "-x", float_math=False)
 
 
 def neg(x):
@@ -410,7 +415,8 @@ Sin, sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda x, out, g: mul(g, cos(x
 Cos, cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda x, out, g: neg(mul(g, sin(x))), "cosine")
 Tanh, tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda x, out, g: mul(g, sub(1, mul(out, out))),
                     "hyperbolic tangent")
-Abs, abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda x, out, g: mul(g, sign(x)), "absolute value")
+Abs, abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda x, out, g: mul(g, sign(x)), "absolute value",
+                  float_math=False)
 
 
 def _sigmoid(xp, x):
@@ -482,32 +488,41 @@ def round(x, decimals: int = 0):
 
 
 class Clamp(Function):
+    """min(max(x, lo), hi). The gradient goes to x where lo <= x <= hi, to lo where
+    x < lo and to hi where x > hi (as PyTorch); lo and hi may be numbers or tensors."""
+
     @staticmethod
     def forward(ctx, x, lo, hi):
-        d = x._data
-        ctx.save_for_backward(((d >= lo) if lo is not None else True) & ((d <= hi) if hi is not None else True))
-        return ctx.xp.clip(d, lo, hi)
+        d, lo_a, hi_a = x._data, _arr(lo), _arr(hi)
+        below = d < lo_a if lo is not None else None
+        above = d > hi_a if hi is not None else None
+        ctx.save_for_backward(below, above)
+        return ctx.xp.clip(d, lo_a, hi_a)
 
     @staticmethod
     def backward(ctx, g):
-        (inside,) = ctx.saved_tensors
-        if inside is True:
-            return g, None, None
-        return Where.apply(_const(ctx, inside), g, 0.0), None, None
+        below, above = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        outside = below if above is None else above if below is None else below | above
+        gx = _unbroadcast(ctx, Where.apply(_const(ctx, outside), 0.0, g), 0) if n[0] else None
+        glo = _unbroadcast(ctx, Where.apply(_const(ctx, below), g, 0.0), 1) if n[1] else None
+        if above is not None and below is not None:  # where x < lo the result is lo, even if lo > hi
+            above = above & ~below
+        ghi = _unbroadcast(ctx, Where.apply(_const(ctx, above), g, 0.0), 2) if n[2] else None
+        return gx, glo, ghi
 
 
 def clamp(x, min=None, max=None):
-    """Limit values to [min, max]; the gradient passes where min <= x <= max.
-    Tensor bounds are supported through maximum/minimum."""
+    """Limit values to [min, max] (numbers or tensors)."""
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-    if isinstance(min, TensorBase) or isinstance(max, TensorBase):
-        if min is not None:
-            x = maximum(x, min)
-        return minimum(x, max) if max is not None else x
-    if x._data.dtype.kind != "f" and (isinstance(min, float) or isinstance(max, float)):
-        x = cast(x, dtypes.get_default_dtype().np)
-    return Clamp.apply(x, min, max)
+    x, lo, hi = promote(x, _as_operand(min, "clamp") if min is not None else None,
+                        _as_operand(max, "clamp") if max is not None else None, op="clamp")
+    try:
+        return Clamp.apply(x, lo, hi)
+    except ValueError:
+        shapes = [list(t._data.shape) for t in (x, lo, hi) if isinstance(t, TensorBase)]
+        raise RuntimeError(f"clamp: input, min and max must be broadcastable to the input, got shapes {shapes}") from None
 
 
 # ---------------------------------------------------------------- casts

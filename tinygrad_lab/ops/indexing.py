@@ -100,9 +100,26 @@ class IndexAddInto(Function):
         return getitem(gg, ctx.key, _converted=ctx.basic), None, None, None
 
 
+def _split_ints(key: tuple):
+    """PyTorch applies integer indices before advanced ones (NumPy counts them as advanced,
+    which moves dims): the key as (basic part with the ints, the rest), or None."""
+    has_int = any(isinstance(k, int) for k in key)
+    has_array = any(not isinstance(k, _BASIC) for k in key)
+    if not (has_int and has_array):
+        return None
+    first = tuple(k if isinstance(k, _BASIC) else slice(None) for k in key)
+    rest = tuple(Ellipsis if k is Ellipsis else slice(None) if isinstance(k, (slice, type(None))) else k
+                 for k in key if not isinstance(k, int))
+    return first, rest
+
+
 def getitem(x, key, _converted=None):
     if _converted is None:
         key, basic = to_key(x, key)
+        if not basic:
+            split = _split_ints(key)
+            if split is not None:
+                return Index.apply(BasicIndex.apply(x, split[0], True), split[1], False)
     else:
         basic = _converted
     return (BasicIndex if basic else Index).apply(x, key, basic)
@@ -175,6 +192,9 @@ def gather(x, dim: int, index):
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index._data.shape)} to be "
                                f"smaller than self {list(x._data.shape)} apart from dimension {d}")
     n = x._data.shape[d]
-    if index._data.size and (int(index._data.max()) >= n or int(index._data.min()) < -n):
-        raise IndexError(f"gather(): index {int(index._data.max())} is out of bounds for dimension {d} with size {n}")
+    if index._data.size:
+        lo, hi = int(index._data.min()), int(index._data.max())
+        if lo < 0 or hi >= n:
+            raise RuntimeError(f"gather(): index {lo if lo < 0 else hi} is out of bounds for dimension {d} with "
+                               f"size {n}")
     return Gather.apply(x, d, index)

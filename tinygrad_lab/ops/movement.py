@@ -237,7 +237,7 @@ def cat(tensors, dim: int = 0):
     """Join tensors along an existing dim (dtypes promoted, as PyTorch)."""
     tensors = [t for t in tensors]
     if not tensors:
-        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+        raise ValueError("cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, TensorBase):
             raise TypeError(f"cat(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
@@ -310,7 +310,9 @@ def chunk(x, chunks: int, dim: int = 0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = x._data.shape[rd.normalize_dim(dim, x._data.ndim, "chunk")]
-    return split(x, max(1, -(-n // chunks)), dim)
+    if n == 0:  # PyTorch: `chunks` empty pieces
+        return split(x, [0] * chunks, dim)
+    return split(x, -(-n // chunks), dim)
 
 
 # ---------------------------------------------------------------- flip and pad

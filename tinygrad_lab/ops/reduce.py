@@ -376,7 +376,9 @@ class _Logical(Function):
 
     @classmethod
     def forward(cls, ctx, x, axes, keepdim):
-        return ctx.xp.asarray(getattr(x._data.astype(bool, copy=False), cls.reduce)(axis=axes, keepdims=keepdim))
+        d = x._data
+        out = ctx.xp.asarray(getattr(d.astype(bool, copy=False), cls.reduce)(axis=axes, keepdims=keepdim))
+        return out.astype(d.dtype) if d.dtype == "uint8" else out  # PyTorch keeps uint8 for uint8 input
 
 
 class All(_Logical):

@@ -1,0 +1,237 @@
+"""Indexing semantics the op table does not cover: out-of-range and bad-type errors,
+PyTorch's placement of dims for mixed int/array keys, `x[key] = v` (values, dtypes,
+broadcasting, gradients to x and v), gather's errors. Checked against PyTorch
+(skipped without it) or by hand."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinygrad_lab as tl
+
+from .op_table import TL, check_against_torch, error_of, tensor_key, torch_lib
+
+_X = np.arange(24.0).reshape(2, 3, 4)
+
+# ---------------------------------------------------------------- getitem
+
+GETITEM = {
+    "int": lambda m, x: x[1],
+    "negative int": lambda m, x: x[-1, -2],
+    "all ints -> 0-d": lambda m, x: x[1, 2, 3],
+    "slices out of range clip": lambda m, x: x[:, 1:10, -10:2],
+    "empty slice": lambda m, x: x[:, 2:1],
+    "None and Ellipsis": lambda m, x: x[None, ..., 1, None],
+    "Ellipsis alone": lambda m, x: x[...],
+    "0-d int tensor index": lambda m, x: x[m.tensor(1)],
+    "int64 tensor": lambda m, x: x[m.tensor([1, 0, 1])],
+    "int32 tensor": lambda m, x: x[:, m.tensor([2, 0], dtype=m.int32)],
+    "list index": lambda m, x: x[[1, 1, 0]],
+    "negative array indices": lambda m, x: x[:, [-1, 0, -3]],
+    "2-d index array": lambda m, x: x[m.tensor([[0, 1], [1, 1]])],
+    "arrays separated by a slice": lambda m, x: x[m.tensor([0, 1]), :, m.tensor([3, 0])],
+    "broadcast index arrays": lambda m, x: x[m.tensor([[0], [1]]), m.tensor([0, 2, 1])],
+    "bool mask, full shape": lambda m, x: x[x > 10],
+    "bool mask over the first dims": lambda m, x: x[m.tensor([[True, False, True], [False, False, True]])],
+    "bool mask with a slice": lambda m, x: x[:, m.tensor([True, False, True])],
+    "all-False mask": lambda m, x: x[x > 100],
+    "empty int index": lambda m, x: x[m.tensor([], dtype=m.int64)],
+}
+
+
+@pytest.mark.parametrize("op", GETITEM.values(), ids=GETITEM.keys())
+def test_getitem_matches_pytorch(op, torch):
+    check_against_torch(lambda m: op(m, m.tensor(_X)))
+
+
+def test_int_and_array_separated_by_slice_follow_pytorch(torch):
+    """x[0, :, idx]: NumPy moves the broadcast index dims first (shape (2, 3)); PyTorch applies
+    the int as a select first, so the array dim stays in place (shape (3, 2))."""
+    out = tl.tensor(_X)[0, :, tl.tensor([0, 1])]
+    assert tuple(out.shape) == tuple(torch.tensor(_X)[0, :, torch.tensor([0, 1])].shape) == (3, 2)
+
+
+def test_getitem_gradient_accumulates_repeated_indices_by_hand():
+    x = tl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x[[0, 0, 2, -3]].sum().backward()
+    assert x.grad.tolist() == [3.0, 0.0, 1.0]
+
+
+def test_basic_index_is_a_view_advanced_index_is_a_copy(torch):
+    def run(m):
+        x = m.zeros(2, 3)
+        basic, advanced = x[0], x[[0]]
+        x.add_(1.0)
+        return basic, advanced
+
+    check_against_torch(run)
+
+
+# ---------------------------------------------------------------- getitem errors
+
+OUT_OF_RANGE = {
+    "int": lambda x: x[5],
+    "negative int": lambda x: x[-3],
+    "second dim": lambda x: x[0, 7],
+    "too many indices": lambda x: x[0, 0, 0],
+    "list": lambda x: x[[0, 5]],
+    "tensor": lambda x: x[x.new_tensor([3]).long()],
+    "negative tensor": lambda x: x[:, x.new_tensor([-4]).long()],
+}
+
+
+@pytest.mark.parametrize("op", OUT_OF_RANGE.values(), ids=OUT_OF_RANGE.keys())
+def test_index_out_of_range_raises_index_error_naming_the_shape(op, torch):
+    assert isinstance(error_of(lambda: op(torch.ones(2, 3))), IndexError)
+    with pytest.raises(IndexError, match=r"2, 3"):
+        op(tl.ones(2, 3))
+
+
+BAD_INDEX = {
+    "float tensor": lambda m, x: x[m.tensor([0.0])],
+    "float": lambda m, x: x[1.5],
+}
+
+
+@pytest.mark.parametrize("op", BAD_INDEX.values(), ids=BAD_INDEX.keys())
+def test_bad_index_types_raise_like_pytorch(op, torch):
+    ref = error_of(lambda: op(torch_lib(), torch.ones(2, 3)))
+    assert ref is not None
+    with pytest.raises(type(ref)):
+        op(TL, tl.ones(2, 3))
+
+
+def test_mask_of_the_wrong_shape_raises_like_pytorch(torch):
+    ref = error_of(lambda: torch.ones(2, 3)[torch.tensor([True, False, True])])
+    assert isinstance(ref, IndexError)
+    with pytest.raises(IndexError):
+        tl.ones(2, 3)[tl.tensor([True, False, True])]
+
+
+# ---------------------------------------------------------------- setitem: values and dtypes
+
+SETITEM = {
+    "int, scalar": ((1,), 7.0),
+    "slice, broadcast row": ((slice(None), slice(1, 3)), np.array([10.0, 20.0])),
+    "column with a (2, 1) value": ((slice(None), 0), np.array([5.0, 6.0])),
+    "None and Ellipsis": ((None, Ellipsis, 2), np.array([[1.0, 2.0]])),
+    "step slice": ((slice(None), slice(None, None, 2)), np.array([[1.0, 2.0], [3.0, 4.0]])),
+    "int index array": ((np.array([1, 0]),), np.array([[1.0, 2.0, 3.0]])),
+    "negative index array": ((slice(None), np.array([-1, 0])), 9.0),
+    "bool mask, scalar": ((np.array([[True, False, True], [False, True, False]]),), -1.0),
+    "bool mask, one value per hit": ((np.array([[True, False, True], [False, True, False]]),),
+                                     np.array([1.0, 2.0, 3.0])),
+    "row mask": ((np.array([False, True]),), np.array([4.0, 5.0, 6.0])),
+}
+
+
+def _setitem_result(m, key, value, dtype=None):
+    x = m.tensor(np.arange(6.0).reshape(2, 3), dtype=dtype)
+    x[tensor_key(m, key)] = m.tensor(value) if isinstance(value, np.ndarray) else value
+    return x
+
+
+@pytest.mark.parametrize("key, value", SETITEM.values(), ids=SETITEM.keys())
+def test_setitem_values_match_pytorch(key, value, torch):
+    check_against_torch(lambda m: _setitem_result(m, key, value))
+
+
+def test_setitem_casts_to_the_tensor_dtype_like_pytorch(torch):
+    check_against_torch(lambda m: _setitem_result(m, (0,), 2.7, dtype=m.int64))
+    check_against_torch(lambda m: _setitem_result(m, (0,), np.array([1.5, 2.5, 3.5]), dtype=m.int32))
+    check_against_torch(lambda m: _setitem_result(m, (1,), np.array([1, 2, 3]), dtype=m.float32))
+
+
+def test_setitem_by_hand():
+    x = tl.zeros(2, 3)
+    x[:, 1] = tl.tensor([5.0, 6.0])
+    x[0] = 1.0
+    assert x.tolist() == [[1.0, 1.0, 1.0], [0.0, 6.0, 0.0]]
+
+
+def test_setitem_value_that_does_not_broadcast_raises_like_pytorch(torch):
+    ref = error_of(lambda: torch.zeros(2, 3).__setitem__(0, torch.ones(2)))
+    assert ref is not None
+    with pytest.raises(type(ref)):
+        tl.zeros(2, 3)[0] = tl.ones(2)
+
+
+def test_setitem_on_a_leaf_that_requires_grad_raises_like_pytorch(torch):
+    ref = error_of(lambda: torch.zeros(3, requires_grad=True).__setitem__(0, 1.0))
+    assert ref is not None
+    with pytest.raises(type(ref), match="leaf"):
+        tl.zeros(3, requires_grad=True)[0] = 1.0
+
+
+# ---------------------------------------------------------------- setitem: gradients
+
+SETITEM_GRAD = {
+    "basic key, broadcast value": ((slice(None), slice(1, 3)), (1, 2)),
+    "int key, scalar-shaped value": ((1, 0), ()),
+    "column, (2,) value": ((slice(None), 2), (2,)),
+    "index array, broadcast row": ((np.array([1, 0]),), (3,)),
+    "mask, 0-d value": ((np.array([[True, False, True], [False, True, True]]),), ()),
+    "None in key": ((None, 0), (1, 3)),
+}
+
+
+@pytest.mark.parametrize("key, value_shape", SETITEM_GRAD.values(), ids=SETITEM_GRAD.keys())
+def test_setitem_gradient_reaches_x_and_value_like_pytorch(key, value_shape, torch):
+    """x = a * 2 (a non-leaf); x[key] = v; the overwritten part of x gets no gradient,
+    v gets the (broadcast-summed) gradient of the positions it was written to."""
+    weights = np.arange(1.0, 7.0).reshape(2, 3)
+    value = np.linspace(-1.0, 1.0, int(np.prod(value_shape))).reshape(value_shape)
+
+    def run(m):
+        a = m.tensor(np.ones((2, 3)), requires_grad=True)
+        v = m.tensor(value, requires_grad=True)
+        x = a * 2.0
+        x[tensor_key(m, key)] = v
+        (x * m.tensor(weights)).sum().backward()
+        return x, a.grad, v.grad
+
+    check_against_torch(run)
+
+
+def test_setitem_gradient_by_hand():
+    a = tl.ones(2, 3, requires_grad=True)
+    v = tl.tensor([10.0], requires_grad=True)
+    x = a * 2.0
+    x[:, 1] = v  # v broadcast to both rows
+    (x * tl.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum().backward()
+    assert a.grad.tolist() == [[2.0, 0.0, 6.0], [8.0, 0.0, 12.0]]
+    assert v.grad.tolist() == [7.0]
+
+
+# ---------------------------------------------------------------- gather
+
+def test_gather_by_hand():
+    x = tl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    out = x.gather(1, tl.tensor([[0, 0], [1, 0]]))
+    assert out.tolist() == [[1.0, 1.0], [4.0, 3.0]]
+    out.sum().backward()
+    assert x.grad.tolist() == [[2.0, 0.0], [1.0, 1.0]]  # repeated index: gradients add
+
+
+def test_gather_with_a_smaller_index_matches_pytorch(torch):
+    """PyTorch allows index.size(d) <= input.size(d) in the other dims: only that corner is read."""
+    x = np.arange(12.0).reshape(3, 4)
+    check_against_torch(lambda m: m.tensor(x).gather(1, m.tensor([[3, 0], [1, 1]])))
+    check_against_torch(lambda m: m.tensor(x).gather(0, m.tensor([[2, 0, 1]])))
+
+
+GATHER_ERRORS = {
+    "index out of range": lambda m: m.ones(2, 3).gather(1, m.tensor([[0, 3]])),
+    "negative index": lambda m: m.ones(2, 3).gather(1, m.tensor([[0, -1]])),
+    "index with other ndim": lambda m: m.ones(2, 3).gather(1, m.tensor([0, 1])),
+    "float index": lambda m: m.ones(2, 3).gather(1, m.tensor([[0.0]])),
+    "index larger than input in another dim": lambda m: m.ones(2, 3).gather(1, m.tensor([[0], [0], [0]])),
+}
+
+
+@pytest.mark.parametrize("fn", GATHER_ERRORS.values(), ids=GATHER_ERRORS.keys())
+def test_gather_errors_like_pytorch(fn, torch):
+    ref = error_of(lambda: fn(torch_lib()))
+    assert ref is not None
+    with pytest.raises(type(ref)):
+        fn(TL)

@@ -1,0 +1,265 @@
+"""Reduction semantics the op table does not cover: (values, indices) of max/min with a
+dim, gradients at ties and zeros, argmax/argmin, all/any, result dtypes, var/std
+conventions, dim errors. Checked against PyTorch (skipped without it) or by hand."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tinygrad_lab as tl
+
+from .op_table import TL, check_against_torch, error_of, value_and_grads
+
+_TIES = [[1.0, 3.0, 3.0, -1.0], [2.0, 2.0, 0.0, 2.0], [5.0, 5.0, 5.0, 5.0]]
+
+# ---------------------------------------------------------------- max/min with a dim: (values, indices)
+
+EXTREMUM_DIM = {
+    "max dim=1": lambda x: x.max(1),
+    "max dim=0 keepdim": lambda x: x.max(0, keepdim=True),
+    "max dim=-1 keepdim": lambda x: x.max(dim=-1, keepdim=True),
+    "min dim=1": lambda x: x.min(1),
+    "min dim=0": lambda x: x.min(dim=0),
+}
+
+
+@pytest.mark.parametrize("op", EXTREMUM_DIM.values(), ids=EXTREMUM_DIM.keys())
+def test_max_min_with_dim_give_values_and_first_indices(op, torch):
+    def run(m):
+        r = op(m.tensor(_TIES))
+        values, indices = r  # a named tuple: unpacks, and has .values / .indices
+        assert values is r.values and indices is r.indices
+        return r.values, r.indices
+
+    values, indices = check_against_torch(run)
+    assert indices.dtype is tl.int64
+
+
+def test_max_with_dim_indices_are_first_occurrence_by_hand():
+    values, indices = tl.tensor(_TIES).max(dim=1)
+    assert values.tolist() == [3.0, 2.0, 5.0]
+    assert indices.tolist() == [1, 0, 0]
+    assert tl.tensor(_TIES).min(dim=1).indices.tolist() == [3, 2, 0]
+
+
+def test_max_with_dim_gradient_goes_to_the_index_like_pytorch(torch):
+    """With a dim, PyTorch sends the whole gradient to the returned index (no splitting)."""
+    check_against_torch(lambda m: value_and_grads(m, lambda m, x: x.max(dim=1).values, _TIES, weights=[1.0, 2.0, 3.0]))
+
+
+def test_max_of_0d_with_dim_like_pytorch(torch):
+    check_against_torch(lambda m: tuple(m.tensor(2.5).max(dim=0)))
+
+
+# ---------------------------------------------------------------- gradients at ties: split evenly
+
+TIE_GRADS = {
+    "max()": lambda m, x: x.max(),
+    "min()": lambda m, x: x.min(),
+    "amax(dim=1)": lambda m, x: x.amax(dim=1),
+    "amin(dim=(0, 1))": lambda m, x: x.amin(dim=(0, 1)),
+    "amax(dim=0, keepdim)": lambda m, x: x.amax(dim=0, keepdim=True),
+    "norm(inf)": lambda m, x: x.norm(p=float("inf")),
+    "norm(inf, dim=1)": lambda m, x: x.norm(p=float("inf"), dim=1),
+}
+
+
+@pytest.mark.parametrize("op", TIE_GRADS.values(), ids=TIE_GRADS.keys())
+def test_gradient_at_ties_matches_pytorch(op, torch):
+    check_against_torch(lambda m: value_and_grads(m, op, _TIES))
+
+
+def test_max_without_dim_splits_gradient_among_ties_by_hand():
+    x = tl.tensor([1.0, 3.0, 3.0, 2.0], requires_grad=True)
+    x.max().backward()
+    assert x.grad.tolist() == [0.0, 0.5, 0.5, 0.0]
+
+
+# ---------------------------------------------------------------- prod with zeros
+
+PROD_WITH_ZEROS = {
+    "one zero": ([2.0, 0.0, 3.0, 4.0], lambda m, x: x.prod()),
+    "two zeros": ([2.0, 0.0, 3.0, 0.0], lambda m, x: x.prod()),
+    "all zeros": ([0.0, 0.0], lambda m, x: x.prod()),
+    "one zero per row, dim=1": ([[2.0, 0.0, 3.0], [1.0, 2.0, 0.0]], lambda m, x: x.prod(dim=1)),
+    "rows with 0, 1 and 2 zeros, dim=1": ([[2.0, 5.0, 3.0], [1.0, 2.0, 0.0], [0.0, 4.0, 0.0]],
+                                          lambda m, x: x.prod(dim=1)),
+    "zeros along dim=0, keepdim": ([[2.0, 0.0], [0.0, 0.0], [3.0, 4.0]], lambda m, x: x.prod(dim=0, keepdim=True)),
+    "3-d, dim=1": (np.array([[[1.0, 0.0], [2.0, 3.0]], [[0.0, 2.0], [0.0, 5.0]]]), lambda m, x: x.prod(dim=1)),
+}
+
+
+@pytest.mark.parametrize("data, op", PROD_WITH_ZEROS.values(), ids=PROD_WITH_ZEROS.keys())
+def test_prod_gradient_with_zeros_matches_pytorch(data, op, torch):
+    shape = tuple(op(TL, tl.tensor(data)).shape)
+    weights = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)  # distinct weights: each output counts
+    check_against_torch(lambda m: value_and_grads(m, op, data, weights=weights))
+
+
+def test_prod_gradient_with_zeros_by_hand():
+    x = tl.tensor([2.0, 0.0, 3.0, 4.0], requires_grad=True)
+    x.prod().backward()
+    assert x.grad.tolist() == [0.0, 24.0, 0.0, 0.0]
+    y = tl.tensor([2.0, 0.0, 3.0, 0.0], requires_grad=True)
+    y.prod().backward()
+    assert y.grad.tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+# ---------------------------------------------------------------- norm at zero
+
+NORM_AT_ZERO = {
+    "norm() of zeros": ([0.0, 0.0, 0.0], lambda m, x: x.norm()),
+    "norm(dim=1) with a zero row": ([[0.0, 0.0], [3.0, 4.0]], lambda m, x: x.norm(dim=1)),
+    "norm(p=2, dim=0, keepdim) with a zero column": ([[0.0, 1.0], [0.0, 2.0]],
+                                                     lambda m, x: x.norm(p=2, dim=0, keepdim=True)),
+}
+
+
+@pytest.mark.parametrize("data, op", NORM_AT_ZERO.values(), ids=NORM_AT_ZERO.keys())
+def test_norm_at_zero_has_zero_gradient_like_pytorch(data, op, torch):
+    check_against_torch(lambda m: value_and_grads(m, op, data))
+
+
+def test_norm_at_zero_gradient_by_hand():
+    x = tl.tensor([[0.0, 0.0], [3.0, 4.0]], requires_grad=True)
+    x.norm(dim=1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0.0, 0.0], [0.6, 0.8]])
+    assert not np.isnan(x.grad.numpy()).any()
+
+
+# ---------------------------------------------------------------- argmax/argmin, all/any
+
+ARG = {
+    "argmax()": lambda x: x.argmax(),
+    "argmin()": lambda x: x.argmin(),
+    "argmax(dim=1)": lambda x: x.argmax(dim=1),
+    "argmin(dim=0, keepdim)": lambda x: x.argmin(dim=0, keepdim=True),
+    "argmax(dim=-1, keepdim)": lambda x: x.argmax(dim=-1, keepdim=True),
+    "argmax(keepdim) without dim": lambda x: x.argmax(keepdim=True),
+}
+
+
+@pytest.mark.parametrize("op", ARG.values(), ids=ARG.keys())
+def test_argmax_argmin_match_pytorch(op, torch):
+    check_against_torch(lambda m: op(m.tensor(_TIES)))
+    check_against_torch(lambda m: op(m.tensor([[3, 1, 3], [0, 7, 7]], dtype=m.int32)))
+
+
+def test_argmax_by_hand():
+    x = tl.tensor(_TIES)
+    assert x.argmax().item() == 8  # first of the 5.0s, in flattened order
+    assert x.argmax(dim=1).tolist() == [1, 0, 0]
+    assert x.argmin(dim=1).dtype is tl.int64
+
+
+LOGICAL = {
+    "all() bool": lambda m: m.tensor([[True, False], [True, True]]).all(),
+    "any() bool": lambda m: m.tensor([[True, False], [False, False]]).any(),
+    "all(dim=1) bool": lambda m: m.tensor([[True, False], [True, True]]).all(dim=1),
+    "any(dim=0, keepdim) bool": lambda m: m.tensor([[True, False], [False, False]]).any(dim=0, keepdim=True),
+    "all() float": lambda m: m.tensor([1.5, -2.0, 0.0]).all(),
+    "any() float": lambda m: m.tensor([0.0, -0.0, 0.5]).any(),
+    "all(dim=0) int64": lambda m: m.tensor([[1, 0], [2, 3]]).all(dim=0),
+    "any() all-zero int64": lambda m: m.tensor([0, 0]).any(),
+    "all() uint8 (PyTorch keeps uint8)": lambda m: m.tensor([1, 2], dtype=m.uint8).all(),
+    "all() empty": lambda m: m.zeros(0).all(),
+    "any() empty": lambda m: m.zeros(0).any(),
+}
+
+
+@pytest.mark.parametrize("case", LOGICAL.values(), ids=LOGICAL.keys())
+def test_all_any_match_pytorch(case, torch):
+    check_against_torch(case)
+
+
+# ---------------------------------------------------------------- result dtypes, conventions, errors
+
+REDUCE_DTYPES = {
+    "sum(int32) -> int64": lambda m: m.tensor([1, 2, 3], dtype=m.int32).sum(),
+    "sum(bool) -> int64": lambda m: m.tensor([True, True, False]).sum(dim=0),
+    "sum(uint8) -> int64": lambda m: m.tensor([200, 100], dtype=m.uint8).sum(),
+    "prod(int32) -> int64": lambda m: m.tensor([2, 3, 4], dtype=m.int32).prod(),
+    "prod(bool) -> int64": lambda m: m.tensor([True, True]).prod(),
+    "sum(float16) stays float16": lambda m: m.tensor([1.5, 2.5], dtype=m.float16).sum(),
+    "sum(dtype=float64)": lambda m: m.tensor([1, 2]).sum(dtype=m.float64),
+    "max(int32) stays int32": lambda m: m.tensor([1, 5, 2], dtype=m.int32).max(),
+    "amax(int64, dim)": lambda m: m.tensor([[1, 5], [7, 2]]).amax(dim=0),
+    "mean(float16)": lambda m: m.tensor([1.0, 2.0, 4.0], dtype=m.float16).mean(),
+    "sum over empty dim -> 0": lambda m: m.zeros(0, 3).sum(dim=0),
+    "prod over empty dim -> 1": lambda m: m.zeros(2, 0).prod(dim=1),
+    "mean over a size-1 dim": lambda m: m.tensor([[1.0], [2.0]]).mean(dim=1),
+}
+
+
+@pytest.mark.parametrize("case", REDUCE_DTYPES.values(), ids=REDUCE_DTYPES.keys())
+def test_reduction_dtypes_match_pytorch(case, torch):
+    check_against_torch(case, rtol=1e-3, atol=0)
+
+
+VAR_STD = {
+    "var() default correction=1": lambda m, x: x.var(),
+    "std() default correction=1": lambda m, x: x.std(),
+    "var(correction=0)": lambda m, x: x.var(correction=0),
+    "var(unbiased=False)": lambda m, x: x.var(unbiased=False),
+    "std(dim=1, correction=0, keepdim)": lambda m, x: x.std(dim=1, correction=0, keepdim=True),
+    "var(dim=(0, 1), correction=2)": lambda m, x: x.var(dim=(0, 1), correction=2),
+    "var(dim=0) over one element -> nan": lambda m, x: x[:1].var(dim=0),
+}
+
+
+@pytest.mark.parametrize("op", VAR_STD.values(), ids=VAR_STD.keys())
+def test_var_std_conventions_match_pytorch(op, torch):
+    data = [[1.0, 2.0, 4.0], [-1.0, 0.5, 3.0]]
+    check_against_torch(lambda m: value_and_grads(m, op, data))
+
+
+def test_var_default_is_unbiased_by_hand():
+    x = tl.tensor([1.0, 2.0, 3.0, 4.0])
+    assert x.var().item() == pytest.approx(5 / 3)
+    assert x.var(correction=0).item() == pytest.approx(1.25)
+
+
+def test_logsumexp_is_stable_like_pytorch(torch):
+    data = [[1000.0, 1000.0, -1000.0], [-np.inf, -np.inf, -np.inf], [0.0, float(np.log(2.0)), -np.inf]]
+    check_against_torch(lambda m: m.tensor(data).logsumexp(dim=1))
+    check_against_torch(lambda m: value_and_grads(m, lambda m, x: x.logsumexp(dim=1), data[:1] + data[2:]))
+
+
+def test_logsumexp_by_hand():
+    out = tl.tensor([[1000.0, 1000.0]]).logsumexp(dim=1)
+    assert out.item() == pytest.approx(1000.0 + np.log(2.0))
+
+
+def test_mean_of_integers_raises_like_pytorch(torch):
+    ref = error_of(lambda: torch.tensor([1, 2]).mean())
+    assert ref is not None
+    with pytest.raises(type(ref), match="dtype"):
+        tl.tensor([1, 2]).mean()
+
+
+@pytest.mark.parametrize("op", [lambda x: x.sum(dim=2), lambda x: x.max(dim=-3), lambda x: x.mean(dim=(0, 2)),
+                                lambda x: x.argmax(dim=5)], ids=["sum", "max", "mean", "argmax"])
+def test_dim_out_of_range_raises_index_error_like_pytorch(op, torch):
+    ref = error_of(lambda: op(torch.ones(2, 3)))
+    assert isinstance(ref, IndexError)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\]"):
+        op(tl.ones(2, 3))
+
+
+def test_repeated_dim_raises_like_pytorch(torch):
+    ref = error_of(lambda: torch.ones(2, 3).sum(dim=(1, -1)))
+    with pytest.raises(type(ref), match="multiple times"):
+        tl.ones(2, 3).sum(dim=(1, -1))
+
+
+def test_max_of_empty_raises_like_pytorch(torch):
+    ref = error_of(lambda: torch.zeros(0).max())
+    assert ref is not None
+    with pytest.raises(type(ref)):
+        tl.zeros(0).max()
+
+
+def test_max_with_other_tensor_is_maximum(torch):
+    check_against_torch(lambda m: m.tensor([1.0, 5.0]).max(m.tensor([3.0, 2.0])))
+    assert tl.tensor([1.0, 5.0]).max(tl.tensor([3.0, 2.0])).tolist() == [3.0, 5.0]
+
