@@ -18,6 +18,7 @@ from .ops import indexing as ix
 from .ops import inplace as ip
 from .ops import linalg as la
 from .ops import movement as mv
+from .ops import transfer
 from .ops import reduce as rd
 
 
@@ -196,8 +197,7 @@ class Tensor(TensorBase):
                 device = a
         out = self
         if device is not None:
-            from .ops.transfer import to_device
-            out = to_device(out, creation.resolve_device(device))
+            out = transfer.to_device(out, creation.resolve_device(device))
         if dtype is not None:
             out = ew.cast(out, dtypes.as_dtype(dtype).np)
         return out.clone() if copy and out is self else out
@@ -355,7 +355,7 @@ class Tensor(TensorBase):
     def masked_fill_(self, mask, value): return ip.inplace(self, "masked_fill_", lambda x: ew.where(mask, value, x))  # noqa: E704
     def fill_(self, value): return ip.inplace(self, "fill_", ew.fill, value)  # noqa: E704
     def zero_(self): return ip.inplace(self, "zero_", ew.fill, 0)  # noqa: E704
-    def copy_(self, src): return ip.inplace(self, "copy_", ew.copy_from, src)  # noqa: E704
+    def copy_(self, src): return ip.inplace(self, "copy_", transfer.copy_from, src)  # noqa: E704
     normal_ = creation.normal_
     uniform_ = creation.uniform_
 

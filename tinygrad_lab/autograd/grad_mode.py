@@ -6,6 +6,7 @@ The flag is thread-local.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
@@ -35,6 +36,8 @@ class _GradMode:
 
     def __call__(self, fn):
         mode = self._mode
+        if inspect.isgeneratorfunction(fn):
+            return _generator_under(fn, mode)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -46,6 +49,49 @@ class _GradMode:
                 state.enabled = prev
 
         return wrapper
+
+
+class _Mode:
+    """Set grad mode for a block, restoring the previous one."""
+
+    def __init__(self, mode: bool):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev, state.enabled = state.enabled, self.mode
+
+    def __exit__(self, *exc) -> None:
+        state.enabled = self.prev
+
+
+def _generator_under(fn, mode: bool):
+    """A decorated generator function: each step of the generator runs in `mode`,
+    while the caller's code between steps keeps its own mode (as PyTorch)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with _Mode(mode):
+            gen = fn(*args, **kwargs)
+        try:
+            with _Mode(mode):
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with _Mode(mode):
+                        gen.close()
+                    raise
+                except BaseException as exc:
+                    with _Mode(mode):
+                        response = gen.throw(exc)
+                else:
+                    with _Mode(mode):
+                        response = gen.send(request)
+        except StopIteration as stop:
+            return stop.value
+
+    return wrapper
 
 
 class _NoArgGradMode(_GradMode):
@@ -82,3 +128,7 @@ class set_grad_enabled(_GradMode):
 
     def __enter__(self):
         return self
+
+    def __call__(self, fn):
+        state.enabled = self._prev  # used as a decorator: only the decorated function changes mode
+        return super().__call__(fn)

@@ -371,18 +371,20 @@ def where(cond, a, b):
 
 # ---------------------------------------------------------------- unary math
 
-def _unary(name: str, compute, grad, doc: str, float_math: bool = True):
+def _unary(name: str, compute, grad, doc: str, saves: str = "x", float_math: bool = True):
     """A unary Function: `compute(xp, x) -> out`; `grad(x, out, g)` with ops -> dx.
-    With float_math, int and bool inputs are computed in the default float dtype (as PyTorch)."""
+    `saves` names what grad reads ("x", "out" or ""): only that is kept for backward,
+    so an in-place change of the other is not an error. With float_math, int and bool
+    inputs are computed in the default float dtype (as PyTorch)."""
 
     def forward(ctx, x):
         out = compute(ctx.xp, x._data)
-        ctx.save_for_backward(x, out)
+        ctx.save_for_backward(x if saves == "x" else out if saves == "out" else None)
         return out
 
     def backward(ctx, g):
-        x, out = ctx.saved_tensors
-        return grad(x, out, g)
+        (saved,) = ctx.saved_tensors
+        return grad(saved, saved, g)
 
     cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
                                    "__doc__": doc})
@@ -396,7 +398,7 @@ def _unary(name: str, compute, grad, doc: str, float_math: bool = True):
     return cls, op
 
 
-Neg, _neg = _unary("Neg", lambda xp, x: -x, lambda x, out, g: neg(g), "-x", float_math=False)
+Neg, _neg = _unary("Neg", lambda xp, x: -x, lambda x, out, g: neg(g), "-x", saves="", float_math=False)
 
 
 def neg(x):
@@ -405,16 +407,17 @@ def neg(x):
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     return _neg(x)
-Exp, exp = _unary("Exp", lambda xp, x: xp.exp(x), lambda x, out, g: mul(g, out), "e**x")
+Exp, exp = _unary("Exp", lambda xp, x: xp.exp(x), lambda x, out, g: mul(g, out), "e**x", saves="out")
 Log, log = _unary("Log", lambda xp, x: xp.log(x), lambda x, out, g: div(g, x), "natural logarithm")
 Log1p, log1p = _unary("Log1p", lambda xp, x: xp.log1p(x), lambda x, out, g: div(g, add(x, 1)), "log(1 + x), accurate near 0")
-Sqrt, sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), lambda x, out, g: div(g, mul(out, 2)), "square root")
+Sqrt, sqrt = _unary("Sqrt", lambda xp, x: xp.sqrt(x), lambda x, out, g: div(g, mul(out, 2)), "square root",
+                    saves="out")
 Rsqrt, rsqrt = _unary("Rsqrt", lambda xp, x: 1 / xp.sqrt(x),
-                      lambda x, out, g: mul(g, mul(pow(out, 3), -0.5)), "1 / sqrt(x)")
+                      lambda x, out, g: mul(g, mul(pow(out, 3), -0.5)), "1 / sqrt(x)", saves="out")
 Sin, sin = _unary("Sin", lambda xp, x: xp.sin(x), lambda x, out, g: mul(g, cos(x)), "sine")
 Cos, cos = _unary("Cos", lambda xp, x: xp.cos(x), lambda x, out, g: neg(mul(g, sin(x))), "cosine")
 Tanh, tanh = _unary("Tanh", lambda xp, x: xp.tanh(x), lambda x, out, g: mul(g, sub(1, mul(out, out))),
-                    "hyperbolic tangent")
+                    "hyperbolic tangent", saves="out")
 Abs, abs = _unary("Abs", lambda xp, x: xp.abs(x), lambda x, out, g: mul(g, sign(x)), "absolute value",
                   float_math=False)
 
@@ -425,7 +428,7 @@ def _sigmoid(xp, x):
 
 
 Sigmoid, sigmoid = _unary("Sigmoid", _sigmoid, lambda x, out, g: mul(g, mul(out, sub(1, out))),
-                          "logistic sigmoid 1 / (1 + e**-x), computed without overflow")
+                          "logistic sigmoid 1 / (1 + e**-x), computed without overflow", saves="out")
 
 
 class Relu(Function):

@@ -6,6 +6,11 @@ With autograd, the op runs out of place on a snapshot of the old value, the
 result is written into the tensor's memory, and the tensor takes the new graph
 node: consumers recorded earlier keep pointing at the old node, and any saved
 copy of the old value is caught by the version check at backward time.
+
+Deviation from PyTorch: an expanded (broadcast) tensor is a read-only NumPy
+view, so every in-place write to it is refused with PyTorch's "clone() first"
+advice; PyTorch also refuses most of them, but allows order-independent ones
+such as fill_ and zero_.
 """
 from __future__ import annotations
 
@@ -60,6 +65,9 @@ def inplace(x, op: str, fn, *args):
     old = make(x._data.copy(), x._device)  # the old value, at the same place in the graph
     old._requires_grad, old._grad_fn, old._output_nr = x._requires_grad, x._grad_fn, x._output_nr
     res = fn(old, *args)
+    if res is old or any(res is a for a in args):  # x must get a node of its own (e.g. copy_ of a same-shaped leaf)
+        from .elementwise import Clone
+        res = Clone.apply(res)
     _check_dtype(x, res._data.dtype, op)
     if res._data.shape != x._data.shape:
         raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
