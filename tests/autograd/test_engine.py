@@ -400,7 +400,7 @@ def test_node_appears_only_after_all_of_its_consumers():
     position = {id(s.node): i for i, s in enumerate(steps)}
     for i, s in enumerate(steps):
         for e in s.node.next_functions:
-            if e is not None:
+            if e[0] is not None:
                 assert position[id(e[0])] > i, f"{e[0]} ran before its consumer {s.node}"
 
 

@@ -20,7 +20,7 @@ from .tensor_base import TensorBase, _cls as _tensor_cls, make
 class BackwardStep:
     """One node of the backward pass: the gradients that arrived at its outputs
     (`grad_outputs`) and those it sent to its inputs (`grad_inputs`, aligned with
-    `node.next_functions`; for AccumulateGrad, the leaf's new `.grad`)."""
+    `node.edges`; for AccumulateGrad, the leaf's new `.grad`)."""
 
     __slots__ = ("index", "node", "grad_outputs", "grad_inputs")
 
@@ -60,7 +60,7 @@ def _graph_nodes(roots: Sequence) -> list:
         if n in seen:
             continue
         seen.add(n)
-        for e in n.next_functions:
+        for e in n.edges:
             if e is not None and e[0] not in seen:
                 stack.append(e[0])
     return sorted(seen, key=_node_id, reverse=True)
@@ -70,7 +70,7 @@ def _needed(order: list, targets: set) -> set:
     """Nodes from which a target can be reached (ascending id = inputs first)."""
     needed = set()
     for n in reversed(order):
-        if n in targets or any(e is not None and e[0] in needed for e in n.next_functions):
+        if n in targets or any(e is not None and e[0] in needed for e in n.edges):
             needed.add(n)
     return needed
 
@@ -131,12 +131,12 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
             if is_leaf:
                 out = _leaf_step(node, grads[0], targets, captured, capture, inputs is None, create_graph)
             elif targets and _capture_outputs(node, grads, targets, captured, capture, inputs, needed, create_graph):
-                out = (None,) * len(node.next_functions)  # a captured input: nothing upstream is wanted
+                out = (None,) * len(node.edges)  # a captured input: nothing upstream is wanted
             else:
                 out = node.fn.backward(node, *grads)
                 if type(out) is not tuple:
                     out = (out,)
-                nexts = node.next_functions
+                nexts = node.edges
                 if len(out) > len(nexts) and all(g is None for g in out[len(nexts):]):
                     out = out[:len(nexts)]  # extra trailing Nones are allowed, as in PyTorch
                 if len(out) != len(nexts):
@@ -199,7 +199,7 @@ def _capture_outputs(node, grads, targets, captured, capture, inputs, needed, cr
                 captured[pos] = g
             else:  # backward(inputs=[non_leaf]) fills its .grad
                 _accumulate(inputs[pos], g, create_graph)
-    return hit and capture and not any(e is not None and e[0] in needed for e in node.next_functions)
+    return hit and capture and not any(e is not None and e[0] in needed for e in node.edges)
 
 
 def _n_outputs(node) -> int:

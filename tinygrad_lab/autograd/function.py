@@ -61,9 +61,10 @@ class Node:
 
     id               creation-order counter; every node's id is larger than its inputs'
     fn               the Function class
-    next_functions   per forward argument: (node, output_nr) of the input, or None
+    edges            per forward argument: (node, output_nr) where its gradient goes, or None
     needs_input_grad per forward argument: whether a gradient is wanted
     input_shapes     per forward argument: its shape (None for non-tensors)
+    next_functions   PyTorch's view of the edges: one per tensor argument, (None, 0) if it needs no gradient
     """
 
     # defaults on the class: recording a node stores only what differs
@@ -124,6 +125,11 @@ class Node:
 
     # ---- graph inspection ----
     @property
+    def next_functions(self) -> tuple:
+        return tuple(e if e is not None else (None, 0)
+                     for e, shape in zip(self.edges, self.input_shapes) if shape is not None)
+
+    @property
     def name(self) -> str:
         return self.fn.__name__ + "Backward"
 
@@ -150,7 +156,7 @@ class AccumulateGrad:
 
     __slots__ = ("id", "variable", "__weakref__")
     fn = None
-    next_functions = ()
+    edges = next_functions = ()
     name = "AccumulateGrad"
 
     def __init__(self, variable: TensorBase):
@@ -280,22 +286,16 @@ def _apply_recorded(cls, args, device):
     needs, nexts, shapes = [], [], []
     for a in args:
         if isinstance(a, TensorBase):
+            e = edge(a)
+            needs.append(e is not None)
+            nexts.append(e)
             shapes.append(a._data.shape)
-            if a._grad_fn is not None:
-                needs.append(True)
-                nexts.append((a._grad_fn, a._output_nr))
-            elif a._requires_grad:
-                needs.append(True)
-                nexts.append((accumulator(a), 0))
-            else:
-                needs.append(False)
-                nexts.append(None)
         else:
             needs.append(False)
             nexts.append(None)
             shapes.append(None)
     node.needs_input_grad = tuple(needs)
-    node.next_functions = tuple(nexts)
+    node.edges = tuple(nexts)
     node.input_shapes = tuple(shapes)
     node.id = next(_node_ids)  # after the edges: ids grow along the graph
     _grad_state.enabled = False  # a user forward built from ops must not record

@@ -456,7 +456,7 @@ def _zero_grad(name: str, compute, doc: str):
         return compute(ctx.xp, x._data, *args)
 
     def backward(ctx, g):
-        return (zeros_like(g),) + (None,) * (len(ctx.next_functions) - 1)
+        return (zeros_like(g),) + (None,) * (len(ctx.edges) - 1)
 
     cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
                                    "__doc__": doc})
