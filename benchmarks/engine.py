@@ -30,7 +30,11 @@ implementation rotated every round) so that machine noise hits them alike. We re
 per-iteration time and the minimum. ``gc.collect()`` runs before each case and gc stays enabled,
 as in real use. Every implementation's result is cross-checked against the baseline once before
 timing, so a fast wrong answer cannot pass. Thread counts are pinned with threadpoolctl (NumPy
-and tinygrad_lab's BLAS) and ``torch.set_num_threads`` (PyTorch); both are recorded.
+and tinygrad_lab's BLAS) and ``torch.set_num_threads`` (PyTorch); both are recorded. (Caveat at
+2 threads: OpenBLAS's idle workers spin for up to ~0.1 s after a call, so a PyTorch sample that
+follows a NumPy one may share its cores with them; NumPy vs tinygrad_lab share one pool and are
+unaffected.) Finally, each row records the share of the CPUs that other processes used while it
+was timed, and rows above 5% are flagged as noisy: on 2 cores one busy neighbour skews a row.
 
 The exit status is 1 if a correctness check (result cross-check, zero-copy) failed; missed
 performance targets are reported but do not change it.
@@ -46,6 +50,7 @@ import itertools
 import json
 import math
 import operator
+import os
 import platform
 import statistics
 import sys
@@ -107,7 +112,7 @@ class Check:
 
 @dataclass
 class Case:
-    """One row of the table: the implementations measured interleaved, and what to compare."""
+    """One measured case (a group of table rows): implementations timed interleaved, and what to compare."""
 
     section: str
     workload: str
@@ -152,6 +157,7 @@ class Record:
     target_met: bool | None
     blas_threads: int | None
     torch_threads: int | None
+    foreign_cpu: float | None  # share of all CPUs used by other processes while the row was timed
 
 
 @dataclass(frozen=True)
@@ -225,6 +231,34 @@ def measure(impls: list[Impl], settings: Settings) -> tuple[dict[str, Timing], d
 
 def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip()
+
+
+class ForeignLoad:
+    """Share of all CPUs that *other* processes used over an interval (from /proc/stat).
+
+    On a 2-core machine one busy neighbour process is enough to skew a row, so every row says
+    how quiet the machine was while it was timed; None where /proc/stat is unavailable.
+    """
+
+    def __init__(self) -> None:
+        self.start = self._snapshot()
+
+    @staticmethod
+    def _snapshot() -> tuple[float, float, float] | None:
+        try:
+            fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        except (OSError, ValueError):
+            return None
+        busy = sum(fields[:8]) - fields[3] - fields[4]  # user..steal, minus idle and iowait
+        own = os.times()
+        return busy / os.sysconf("SC_CLK_TCK"), own.user + own.system, time.perf_counter()
+
+    def share(self) -> float | None:
+        end = self._snapshot()
+        if self.start is None or end is None:
+            return None
+        busy, own, wall = (e - s for e, s in zip(end, self.start))
+        return max(0.0, busy - own) / max(wall * (os.cpu_count() or 1), 1e-9)
 
 
 # --------------------------------------------------------------------------- result cross-check
@@ -321,7 +355,7 @@ def observed_threads(torch: ModuleType | None) -> tuple[int | None, int | None]:
 
 def lstsq_data(d: int, dtype: type) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(d)
-    A = (rng.standard_normal((10 * d, d)) / math.sqrt(d)).astype(dtype)
+    A = (rng.standard_normal((10 * d, d)) / math.sqrt(d)).astype(dtype, copy=False)
     y = rng.standard_normal(10 * d).astype(dtype)
     x0 = rng.standard_normal(d).astype(dtype)
     return A, y, x0
@@ -567,13 +601,20 @@ WORKLOADS: tuple[Callable[[Settings, Libs], Iterable[Case]], ...] = (
 # --------------------------------------------------------------------------- running a case
 
 
+BUSY_WARNING = 0.05  # above this share of foreign CPU use a row is flagged as noisy
+
+
 def run_case(case: Case, settings: Settings, libs: Libs) -> list[Record]:
     """Cross-check, then time one row with its thread count pinned; returns its records."""
     with pinned_threads(case.threads, libs.torch):
         blas_threads, torch_threads = observed_threads(libs.torch)
         gc.collect()
         errors = cross_check(case)
+        load = ForeignLoad()
         timings, timing_errors = measure([i for i in case.impls if i.name not in errors], settings)
+        foreign_cpu = load.share()
+    if foreign_cpu is not None and foreign_cpu > BUSY_WARNING:
+        case.notes.append(f"other processes used {foreign_cpu:.0%} of the CPUs while this row was timed: noisy")
     errors.update(timing_errors)
     case.notes += [f"{name} skipped: {msg}" for name, msg in errors.items()]
     base = timings.get(case.baseline or "")
@@ -604,6 +645,7 @@ def run_case(case: Case, settings: Settings, libs: Libs) -> list[Record]:
                 target_met=target.met(timing.median_s, ratio) if target else None,
                 blas_threads=blas_threads,
                 torch_threads=torch_threads if impl.name.startswith(TORCH) else None,
+                foreign_cpu=foreign_cpu,
             )
         )
     return records
@@ -727,8 +769,6 @@ def environment(libs: Libs, settings: Settings) -> list[str]:
 
 
 def _cpu_count() -> int:
-    import os
-
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 0)
 
 
@@ -786,6 +826,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = parse_args(argv)
     threadpoolctl()  # fail early and clearly if it is missing
     started = time.perf_counter()
+    load = ForeignLoad()
     libs = load_libs()
     print("tinygrad_lab engine benchmark" + (" (--quick)" if settings.quick else ""))
     print("\n".join(environment(libs, settings)))
@@ -805,14 +846,14 @@ def main(argv: list[str] | None = None) -> int:
             failed_checks += [c.label for c in case.checks if not c.ok]
     if libs.subscribe is None:
         print("\n== 5. instrumentation point: skipped (see notes above)")
-    summarize(records, failed_checks, time.perf_counter() - started)
+    summarize(records, failed_checks, time.perf_counter() - started, load.share())
     if settings.json_path:
         Path(settings.json_path).write_text(json.dumps([asdict(r) for r in records], indent=1) + "\n")
         print(f"wrote {len(records)} records to {settings.json_path}")
     return 1 if failed_checks else 0
 
 
-def summarize(records: list[Record], failed_checks: list[str], elapsed_s: float) -> None:
+def summarize(records: list[Record], failed_checks: list[str], elapsed_s: float, foreign_cpu: float | None) -> None:
     judged = [r for r in records if r.target_met is not None]
     missed = [r for r in judged if not r.target_met]
     print(f"\ntargets: {len(judged) - len(missed)}/{len(judged)} met")
@@ -823,6 +864,9 @@ def summarize(records: list[Record], failed_checks: list[str], elapsed_s: float)
     print(f"correctness checks failed: {len(failed_checks)}")
     for label in failed_checks:
         print(f"  FAIL: {label}")
+    if foreign_cpu is not None:
+        noisy = sum(1 for r in records if r.foreign_cpu is not None and r.foreign_cpu > BUSY_WARNING)
+        print(f"other processes used {foreign_cpu:.0%} of the CPUs during the run; {noisy} records flagged noisy")
     print(f"total time: {elapsed_s:.0f} s")
 
 
