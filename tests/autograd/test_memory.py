@@ -80,8 +80,13 @@ def test_retain_graph_keeps_saved_tensors_until_the_graph_is_dropped():
         x_ref = weakref.ref(x)
         del loss
         assert _alive(refs) == []
-        assert _alive(node_refs) == []  # the leaf holds its AccumulateGrad weakly
+        survivors = _alive(node_refs)  # only the leaf's own AccumulateGrad, which the leaf owns
+        assert [type(n).__name__ for n in survivors] == ["AccumulateGrad"]
+        assert survivors[0].variable is x
         assert x_ref() is not None and x.grad is not None
+        acc_ref = weakref.ref(survivors[0])
+        del survivors, x
+        assert x_ref() is None and acc_ref() is None  # freed by refcounting: no cycle leaf <-> node
 
 
 # ---------------------------------------------------------------- whole programs freed without gc

@@ -49,6 +49,12 @@ def _check_requires_grad(outputs: tuple) -> None:
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into every leaf's `.grad` (or only into `inputs`)."""
+    if grad_tensors is None and inputs is None and isinstance(tensors, TensorBase) and (
+            tensors._grad_fn is not None and tensors._data.size == 1):  # loss.backward(): the common case
+        seed = make(tensors._device.backend.xp.ones_like(tensors._data), tensors._device)
+        run_backward((tensors,), (seed,), retain_graph=create_graph if retain_graph is None else retain_graph,
+                     create_graph=create_graph)
+        return
     outputs = _as_tuple(tensors)
     _check_requires_grad(outputs)
     seeds = _seed_grads(outputs, _as_tuple(grad_tensors) if isinstance(grad_tensors, TensorBase) or grad_tensors is None

@@ -39,10 +39,12 @@ def _add(a: TensorBase, b: TensorBase) -> TensorBase:
     return add(a, b)
 
 
-def _validate(node, i: int, g) -> None:
+def _validate(node, out: tuple, g) -> None:
+    """A gradient that is not a tensor of its input's shape: an error naming the function."""
+    i = next(k for k, x in enumerate(out) if x is g)
+    expected = node.input_shapes[i]
     if not isinstance(g, TensorBase):
         raise TypeError(f"{node.name} returned a gradient of type {type(g).__name__} at index {i}; expected a Tensor or None")
-    expected = node.input_shapes[i]
     if g._data.shape != expected:
         raise RuntimeError(f"Function {node.name} returned an invalid gradient at index {i} - got shape "
                            f"{list(g._data.shape)} but expected shape compatible with {list(expected)}")
@@ -96,7 +98,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
             raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
         node, nr = e
         roots.append(node)
-        buf = buffers.setdefault(node, [None] * _n_outputs(node))
+        buf = buffers.setdefault(node, [None] * node.n_outputs)
         buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
     order = _graph_nodes(roots)
 
@@ -116,6 +118,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     publish = bool(events.subscribers) and not muted
     backward_mode = (create_graph, muted or not create_graph)  # backward's own ops are not published
     step_index = 0
+    tensor_cls = _tensor_cls[0]
     try:
         if drain:
             _grad_state.enabled, events.muted[0] = backward_mode
@@ -125,39 +128,36 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                 continue
             if not drain:
                 _grad_state.enabled, events.muted[0] = backward_mode
-            is_leaf = type(node) is AccumulateGrad
-            if is_leaf or node._pre_hooks or node._retained or node.n_outputs > 1:
-                grads = _run_prehooks(node, grads)
-            if is_leaf:
+            if type(node) is AccumulateGrad:
                 out = _leaf_step(node, grads[0], targets, captured, capture, inputs is None, create_graph)
-            elif targets and _capture_outputs(node, grads, targets, captured, capture, inputs, needed, create_graph):
-                out = (None,) * len(node.edges)  # a captured input: nothing upstream is wanted
             else:
-                out = node.fn.backward(node, *grads)
-                if type(out) is not tuple:
-                    out = (out,)
-                nexts = node.edges
-                if len(out) > len(nexts) and all(g is None for g in out[len(nexts):]):
-                    out = out[:len(nexts)]  # extra trailing Nones are allowed, as in PyTorch
-                if len(out) != len(nexts):
-                    raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
-                                       f"(expected {len(nexts)}, got {len(out)})")
-                for i, e in enumerate(nexts):
-                    g = out[i]
-                    if e is None or g is None:
-                        continue
-                    if g.__class__ is not _tensor_cls[0] or g._data.shape != node.input_shapes[i]:
-                        _validate(node, i, g)
-                    nxt = e[0]
-                    if needed is not None and nxt not in needed:
-                        continue
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * _n_outputs(nxt)
-                    nr = e[1]
-                    buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
-                if not retain_graph:
-                    node._saved = _FREED
+                if node._pre_hooks or node._retained or node.n_outputs > 1:
+                    grads = _run_prehooks(node, grads)
+                if targets and _capture_outputs(node, grads, targets, captured, capture, inputs, needed,
+                                                create_graph):
+                    out = (None,) * len(node.edges)  # a captured input: nothing upstream is wanted
+                else:
+                    out = node.fn.backward(node, *grads)
+                    if type(out) is not tuple:
+                        out = (out,)
+                    edges = node.edges
+                    if len(out) != len(edges):
+                        out = _check_count(node, out)
+                    for e, g, shape in zip(edges, out, node.input_shapes):
+                        if e is None or g is None:
+                            continue
+                        if g.__class__ is not tensor_cls or g._data.shape != shape:
+                            _validate(node, out, g)
+                        nxt = e[0]
+                        if needed is not None and nxt not in needed:
+                            continue
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buf = buffers[nxt] = [None] * nxt.n_outputs
+                        nr = e[1]
+                        buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
+                    if not retain_graph:
+                        node._saved = _FREED
             if drain and not publish:
                 yield None
                 continue
@@ -176,15 +176,32 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
 
 
 def _leaf_step(node, g, targets, captured, capture, accumulate_all, create_graph) -> tuple:
-    """AccumulateGrad: add g into the leaf's .grad (or capture it for autograd.grad)."""
+    """AccumulateGrad: run the leaf's hooks, then add g into its .grad (or capture
+    it for autograd.grad)."""
+    leaf = node._variable()
+    if leaf is None:  # the leaf no longer exists: nobody can read its gradient
+        return (None,)
+    m = leaf._meta
+    if m is not None and m.hooks:
+        g = _call_hooks(m.hooks.values(), g)
     if capture:
         pos = targets.get((node, 0))
         if pos is not None:
             captured[pos] = g
         return (g,)
     if accumulate_all or (node, 0) in targets:
-        _accumulate(node.variable, g, create_graph)
-    return (node.variable._grad,)
+        _accumulate(leaf, g, create_graph)
+    return (leaf._grad,)
+
+
+def _check_count(node, out: tuple) -> tuple:
+    """Backward returned the wrong number of gradients: extra trailing Nones are
+    allowed (as in PyTorch), anything else is an error naming the function."""
+    n = len(node.edges)
+    if len(out) > n and all(g is None for g in out[n:]):
+        return out[:n]
+    raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
+                       f"(expected {n}, got {len(out)})")
 
 
 def _capture_outputs(node, grads, targets, captured, capture, inputs, needed, create_graph) -> bool:
@@ -202,18 +219,9 @@ def _capture_outputs(node, grads, targets, captured, capture, inputs, needed, cr
     return hit and capture and not any(e is not None and e[0] in needed for e in node.edges)
 
 
-def _n_outputs(node) -> int:
-    return 1 if type(node) is AccumulateGrad else node.n_outputs
-
-
-def _run_prehooks(node, grads: list) -> tuple:
-    """Tensor hooks (`register_hook`), then retain_grad, on each output's gradient."""
-    if type(node) is AccumulateGrad:
-        m = node.variable._meta
-        hooks = m.hooks if m is not None else None
-        if hooks:
-            grads = [_call_hooks(hooks.values(), grads[0])]
-        return tuple(grads)
+def _run_prehooks(node, grads: list) -> list:
+    """Tensor hooks (`register_hook`), then retain_grad, on each output's gradient;
+    missing gradients of multi-output nodes become zeros."""
     pre = node._pre_hooks
     if pre:
         grads = list(grads)

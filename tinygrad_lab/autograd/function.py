@@ -35,6 +35,16 @@ class _AllFalse:
         return False
 
 
+class _SavedOutput:
+    """An output saved for backward: its array and version counter, not the tensor
+    (which refers to the node: holding it would make a cycle)."""
+
+    __slots__ = ("data", "nr", "vc")
+
+    def __init__(self, data, nr: int, vc: list):
+        self.data, self.nr, self.vc = data, nr, vc
+
+
 class NullContext:
     """The ctx handed to `forward` when no graph is recorded: saving is a no-op.
     One per device, shared, so the no-grad path allocates nothing."""
@@ -103,23 +113,34 @@ class Node:
                 f"they have already been freed) in {self.name}. Saved intermediate values of the graph are freed "
                 f"when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
                 f"through the graph a second time or if you need to access saved tensors after calling backward.")
-        return tuple(self._unpack(s) for s in saved)
+        out = []
+        for value, version in saved:
+            if version is None or (value.__class__ is not _SavedOutput and (
+                    value._vc[0] if value._vc is not None else 0) == version):
+                out.append(value)  # a plain value, or an unmodified input (the common case)
+            else:
+                out.append(self._unpack(value, version))
+        return tuple(out)
 
-    def _unpack(self, packed):
-        kind, value, vc, version = packed
-        if kind == "plain":
-            return value
-        if vc[0] != version:
-            what = f"output {value[1]} of {self.name}" if kind == "output" else f"a tensor of shape {tuple(value._data.shape)}"
+    def _unpack(self, value, version):
+        """A saved output rebuilt as a tensor, or PyTorch's error for a modified tensor."""
+        if value.__class__ is _SavedOutput:
+            data, nr, vc = value.data, value.nr, value.vc
+            current = vc[0]
+        else:
+            vc = value._vc
+            current = vc[0] if vc is not None else 0
+        if current != version:
+            what = f"output {nr} of {self.name}" if value.__class__ is _SavedOutput \
+                else f"a tensor of shape {list(value._data.shape)}"
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: {what} is at version {vc[0]}; expected version {version} instead. "
+                f"operation: {what} is at version {current}; expected version {version} instead. "
                 f"Op: {self.name}. Hint: replace the in-place op (x.add_(), x += ..., x[...] = ...) "
                 f"with its out-of-place form, or .clone() the tensor first.")
-        if kind == "input":
+        if value.__class__ is not _SavedOutput:
             return value
-        data, nr = value  # an output: rebuilt on demand, so the node does not own its output tensor
-        t = make(data, self.device)
+        t = make(data, self.device)  # an output, rebuilt on demand: the node does not own its output tensor
         t._requires_grad, t._grad_fn, t._output_nr, t._vc = True, self, nr, vc
         return t
 
@@ -152,29 +173,33 @@ class Node:
 
 class AccumulateGrad:
     """The graph node of a leaf tensor that requires grad: it adds the incoming
-    gradient into `variable.grad`. One per leaf, held weakly by the leaf."""
+    gradient into the leaf's `.grad`. The leaf owns its node; the node refers back
+    to the leaf weakly, so no reference cycle forms."""
 
-    __slots__ = ("id", "variable", "__weakref__")
+    __slots__ = ("id", "_variable", "__weakref__")
     fn = None
     edges = next_functions = ()
+    n_outputs = 1
     name = "AccumulateGrad"
 
     def __init__(self, variable: TensorBase):
-        self.variable = variable
+        self._variable = weakref.ref(variable)
         self.id = next(_node_ids)
+
+    @property
+    def variable(self):
+        """The leaf tensor (None if it no longer exists)."""
+        return self._variable()
 
     def __repr__(self) -> str:
         return "<AccumulateGrad>"
 
 
 def accumulator(t: TensorBase) -> AccumulateGrad:
-    """The AccumulateGrad node of leaf `t`: created on first use, held weakly by
-    the leaf (the node holds the leaf), so no reference cycle forms."""
-    ref = t._accum
-    node = ref() if ref is not None else None
+    """The AccumulateGrad node of leaf `t` (created on first use)."""
+    node = t._accum
     if node is None:
-        node = AccumulateGrad(t)
-        t._accum = weakref.ref(node)
+        node = t._accum = AccumulateGrad(t)
     return node
 
 
@@ -251,7 +276,7 @@ class Function:
             return _apply_observed(cls, args)
         if need and cls.differentiable and _grad_state.enabled:
             return _apply_recorded(cls, args, device)
-        out = cls.forward(_null_ctxs.get(device) or _new_null_ctx(device), *args)
+        out = cls.forward(_null_ctxs.get(device._str) or _new_null_ctx(device), *args)
         if type(out) is tuple:
             return tuple(_wrap_plain(o, args, device, cls) for o in out)
         if cls.is_view or isinstance(out, TensorBase):
@@ -274,7 +299,7 @@ _null_ctxs: dict = {}
 
 
 def _new_null_ctx(device) -> NullContext:
-    ctx = _null_ctxs[device] = NullContext(device)
+    ctx = _null_ctxs[device._str] = NullContext(device)  # keyed by name: Device.__hash__ is Python-level
     return ctx
 
 
@@ -330,25 +355,30 @@ def _apply_recorded(cls, args, device):
 
 
 def _pack_saved(node, outs, wrapped) -> None:
-    """Store what forward saved, each with its version, so in-place changes are caught.
-    An output is kept as its array (not the tensor: the node must not own its output)."""
+    """Store what forward saved, each with its version, so in-place changes are caught."""
     packed = []
     for s in node._to_save:
-        for nr, o in enumerate(outs):
-            if s is o or (isinstance(s, TensorBase) and s._data is wrapped[nr]._data):
-                t = wrapped[nr]
-                vc = version_counter(t)
-                if t._grad_fn is None:  # a non-differentiable output: no cycle through the node
-                    packed.append(("input", t, vc, vc[0]))
-                else:
-                    packed.append(("output", (t._data, nr), vc, vc[0]))
-                break
+        if s.__class__ is _tensor_cls[0] or isinstance(s, TensorBase):
+            for nr, t in enumerate(wrapped):
+                if s._data is t._data:
+                    break
+            else:  # an input (or any other tensor)
+                vc = s._vc
+                packed.append((s, vc[0] if vc is not None else 0))
+                continue
         else:
-            if isinstance(s, TensorBase):
-                vc = version_counter(s)
-                packed.append(("input", s, vc, vc[0]))
-            else:
-                packed.append(("plain", s, None, None))
+            for nr, o in enumerate(outs):
+                if s is o:
+                    t = wrapped[nr]
+                    break
+            else:  # a plain value (an array, a mask, a shape)
+                packed.append((s, None))
+                continue
+        if t._grad_fn is None:  # a non-differentiable output: keep the tensor itself
+            packed.append((t, 0))
+        else:
+            vc = version_counter(t)
+            packed.append((_SavedOutput(t._data, nr, vc), vc[0]))
     node._saved = tuple(packed)
     node._to_save = ()
 

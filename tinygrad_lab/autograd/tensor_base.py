@@ -21,7 +21,7 @@ class TensorBase:
     _vc = None           # version counter [n], shared by views; created on first need
     _base = None         # the tensor this one is a view of
     _meta = None         # _TensorMeta: hooks, retain_grad
-    _accum = None        # weakref to this leaf's AccumulateGrad node
+    _accum = None        # this leaf's AccumulateGrad node (which refers back weakly)
 
     # PyTorch semantics for NumPy interop: ndarray <op> Tensor defers to Tensor
     __array_ufunc__ = None
