@@ -27,8 +27,8 @@ $(STAMP): pyproject.toml
 	fi
 	@echo "==> upgrading pip"
 	@$(VPY) -m pip install -q --upgrade pip
-	@echo "==> installing tinygrad-lab (editable) with [test,lab] extras"
-	@$(VPY) -m pip install -q -e '.[test,lab]'
+	@echo "==> installing tinygrad-lab (editable) with [test,lab,bench] extras"
+	@$(VPY) -m pip install -q -e '.[test,lab,bench]'
 	@echo "==> installing PyTorch oracle (optional, [oracle] extra)"
 	@$(VPY) -m pip install -q -e '.[oracle]' \
 	  || echo "!! PyTorch (torch==2.13.0) could not be installed: PyTorch oracle tests will be skipped."
