@@ -1,2 +1,9 @@
 """Op families: each op's forward (on backend arrays) and backward (with ops) sit together."""
-from . import elementwise, indexing, inplace, linalg, movement, reduce, transfer  # noqa: F401
+import warnings
+
+# inf and nan are legitimate results (log(0), 1/0, sqrt'(0)); PyTorch returns them
+# silently, so NumPy's RuntimeWarnings from inside our ops would only point users at
+# our internals. Scoped to our op modules: NumPy's global error state is left alone.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tinygrad_lab\.ops\.")
+
+from . import elementwise, indexing, inplace, linalg, movement, reduce, transfer  # noqa: E402,F401
