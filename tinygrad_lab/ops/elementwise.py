@@ -17,11 +17,12 @@ from ..autograd.tensor_base import TensorBase, make
 from . import reduce as _reduce
 
 _SCALARS = (int, float, bool)
+_PLAIN_TYPES = frozenset(_SCALARS + (type(None),))
 
 
 def _arr(x):
-    """The array of a tensor operand; a Python number stays as it is."""
-    return getattr(x, "_data", x)
+    """The array of a tensor operand; a Python number (or an absent bound, None) stays as it is."""
+    return x if x.__class__ in _PLAIN_TYPES else x._data
 
 
 def _unbroadcast(ctx, g, i):
