@@ -146,6 +146,11 @@ class Node:
 
     # ---- graph inspection ----
     @property
+    def needs_input_grad(self) -> tuple:
+        """Per forward argument: whether a gradient is wanted (computed from the edges)."""
+        return tuple([e is not None for e in self.edges])
+
+    @property
     def next_functions(self) -> tuple:
         return tuple(e if e is not None else (None, 0)
                      for e, shape in zip(self.edges, self.input_shapes) if shape is not None)
@@ -249,6 +254,14 @@ class Function:
 
     differentiable = True  # False: outputs never require grad (comparisons, argmax, ...)
     is_view = False        # True: the output shares memory with the first argument
+    array_forward = False  # True: forward computes on arrays and calls no ops (the built-in ops)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # The built-in ops (tinygrad_lab.ops) compute their forward on backend arrays, so grad
+        # mode need not be switched off around it; a user Function's forward uses ops, and must.
+        if "array_forward" not in cls.__dict__:
+            cls.array_forward = cls.__module__.startswith("tinygrad_lab.ops.")
 
     @staticmethod
     def forward(ctx, *args):
@@ -308,26 +321,25 @@ def _apply_recorded(cls, args, device):
     (The hot path of training: one pass over the arguments, no generator expressions.)"""
     node = _new(Node)
     node.fn, node.device, node.xp = cls, device, device.backend.xp
-    needs, nexts, shapes = [], [], []
+    nexts, shapes = [], []
     for a in args:
         if isinstance(a, TensorBase):
-            e = edge(a)
-            needs.append(e is not None)
-            nexts.append(e)
+            nexts.append(edge(a))
             shapes.append(a._data.shape)
         else:
-            needs.append(False)
             nexts.append(None)
             shapes.append(None)
-    node.needs_input_grad = tuple(needs)
     node.edges = tuple(nexts)
     node.input_shapes = tuple(shapes)
     node.id = next(_node_ids)  # after the edges: ids grow along the graph
-    _grad_state.enabled = False  # a user forward built from ops must not record
-    try:
+    if cls.array_forward:
         out = cls.forward(node, *args)
-    finally:
-        _grad_state.enabled = True
+    else:
+        _grad_state.enabled = False  # a user forward built from ops must not record
+        try:
+            out = cls.forward(node, *args)
+        finally:
+            _grad_state.enabled = True
     if type(out) is not tuple and not node._non_diff:  # the common case: one differentiable output
         data, dev = (out._data, out._device) if isinstance(out, TensorBase) else (out, device)
         t = make_view(data, dev, args[0]) if cls.is_view else make(data, dev)
