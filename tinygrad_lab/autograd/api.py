@@ -51,7 +51,8 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
     """Accumulate d(tensors)/d(leaf) into every leaf's `.grad` (or only into `inputs`)."""
     if grad_tensors is None and inputs is None and isinstance(tensors, TensorBase) and (
             tensors._grad_fn is not None and tensors._data.size == 1):  # loss.backward(): the common case
-        seed = make(tensors._device.backend.xp.ones_like(tensors._data), tensors._device)
+        data = tensors._data  # the seed 1, built in C (np.ones_like is Python-level)
+        seed = make(tensors._device.backend.xp.asarray(1, dtype=data.dtype).reshape(data.shape), tensors._device)
         run_backward((tensors,), (seed,), retain_graph=create_graph if retain_graph is None else retain_graph,
                      create_graph=create_graph)
         return

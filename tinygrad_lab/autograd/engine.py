@@ -8,6 +8,7 @@ so what a student steps through is exactly what ran.
 """
 from __future__ import annotations
 
+from collections import deque
 from operator import attrgetter
 from typing import Iterator, Sequence
 
@@ -55,15 +56,12 @@ _node_id = attrgetter("id")
 
 def _graph_nodes(roots: Sequence) -> list:
     """All nodes reachable from `roots`, in decreasing id order (iterative: no recursion limit)."""
-    seen = set()
-    stack = list(roots)
+    seen = set(roots)
+    stack = list(seen)
     while stack:
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        for e in n.edges:
+        for e in stack.pop().edges:
             if e is not None and e[0] not in seen:
+                seen.add(e[0])
                 stack.append(e[0])
     return sorted(seen, key=_node_id, reverse=True)
 
@@ -80,12 +78,13 @@ def _needed(order: list, targets: set) -> set:
 def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorBase], *,
                    retain_graph: bool = False, create_graph: bool = False,
                    inputs: Sequence[TensorBase] | None = None,
-                   capture: bool = False, drain: bool = False) -> Iterator[BackwardStep]:
+                   capture: bool = False, drain: bool = False,
+                   captured: list | None = None) -> Iterator[BackwardStep]:
     """Run backward from `tensors` seeded with `grad_tensors`, one node per step.
 
     inputs   restrict the pass to what reaches these tensors
     capture  (autograd.grad) do not touch `.grad`; the gradients of `inputs` are
-             returned by the generator (StopIteration.value) instead
+             written into `captured` (a list, one slot per input) instead
     drain    the caller runs no code between steps (Tensor.backward): grad mode is
              set once for the whole pass and no BackwardStep objects are built
              unless someone subscribes to events
@@ -111,7 +110,9 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                 raise RuntimeError(f"input {i} of the gradient does not require grad")
             targets[e] = i
         needed = _needed(order, {n for n, _ in targets})
-    captured = [None] * (len(inputs) if inputs is not None else 0)
+    if captured is None:
+        captured = []
+    captured[:] = [None] * (len(inputs) if inputs is not None else 0)
 
     prev_mode = _grad_state.enabled
     muted = events.muted[0]
@@ -172,7 +173,6 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     finally:
         _grad_state.enabled = prev_mode
         events.muted[0] = muted
-    return captured
 
 
 def _leaf_step(node, g, targets, captured, capture, accumulate_all, create_graph) -> tuple:
@@ -270,11 +270,8 @@ def _accumulate(leaf: TensorBase, g: TensorBase, create_graph: bool) -> None:
         old._bump_version()
 
 
-def run_backward(tensors, grad_tensors, **kwargs):
-    """Drain the step generator; return what it returns."""
-    gen = backward_steps(tensors, grad_tensors, drain=True, **kwargs)
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
+def run_backward(tensors, grad_tensors, **kwargs) -> list:
+    """Drain the step generator (at C speed); return the captured gradients (autograd.grad)."""
+    captured: list = []
+    deque(backward_steps(tensors, grad_tensors, drain=True, captured=captured, **kwargs), maxlen=0)
+    return captured
