@@ -43,5 +43,5 @@ multiply = mul
 subtract = sub
 
 
-def is_floating_point(t: Tensor) -> bool:
-    return t.is_floating_point()
+def is_floating_point(input: Tensor) -> bool:  # noqa: A002 (PyTorch's parameter name)
+    return input.is_floating_point()

@@ -1,8 +1,6 @@
 """`backward` and `grad`: the two ways to run the backward engine."""
 from __future__ import annotations
 
-from typing import Sequence
-
 from .engine import run_backward
 from .tensor_base import TensorBase, make
 

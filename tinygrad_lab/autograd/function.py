@@ -175,7 +175,6 @@ class Node:
         self._retained[output_nr] = weakref.ref(tensor)
 
 
-
 class AccumulateGrad:
     """The graph node of a leaf tensor that requires grad: it adds the incoming
     gradient into the leaf's `.grad`. The leaf owns its node; the node refers back
@@ -319,8 +318,7 @@ def _new_null_ctx(device) -> NullContext:
 def _apply_recorded(cls, args, device):
     """The forward of an op whose output needs a gradient: record a graph node.
     (The hot path of training: one pass over the arguments, no generator expressions.)"""
-    node = _new(Node)
-    node.fn, node.device, node.xp = cls, device, device.backend.xp
+    node = Node(cls, device)
     nexts, shapes = [], []
     for a in args:
         if isinstance(a, TensorBase):
