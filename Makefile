@@ -11,7 +11,8 @@ VENV        := .venv
 VPY         := $(VENV)/bin/python
 STAMP       := $(VENV)/.installed
 # Extra pytest arguments; `make test PYTEST_ARGS=` runs serially.
-PYTEST_ARGS ?= -p xdist -n auto
+# --dist loadfile keeps each file on one worker: a notebook's cells must share one kernel.
+PYTEST_ARGS ?= -p xdist -n auto --dist loadfile
 # Extra JupyterLab arguments, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`.
 LAB_ARGS    ?=
 
