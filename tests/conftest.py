@@ -19,7 +19,7 @@ settings.load_profile("ci")
 
 @pytest.fixture
 def torch():
-    return pytest.importorskip("torch")
+    return pytest.importorskip("torch", exc_type=ImportError)
 
 
 def _available_devices() -> list:

@@ -89,7 +89,7 @@ def test_never_says_torch() -> None:
 
 @pytest.fixture(scope="module")
 def torch():  # noqa: ANN201 - the torch module
-    return pytest.importorskip("torch")
+    return pytest.importorskip("torch", exc_type=ImportError)
 
 
 def torch_suffixes(t) -> list[str]:  # noqa: ANN001

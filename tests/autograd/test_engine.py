@@ -287,7 +287,7 @@ def test_same_tensor_used_several_times(torch, expr):
 @given(hnp.arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=2, max_side=4),
                   elements=st.floats(-3, 3, allow_nan=False)))
 def test_random_inputs_diamond_matches_torch(data):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", exc_type=ImportError)
     x, tx = pair(torch, data)
     w, tw = pair(torch, np.flip(data).copy() * 0.5 + 1.0)
 
