@@ -117,10 +117,12 @@ def _filled(fill, size, dtype, device, requires_grad, default=None) -> TensorBas
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """A tensor of zeros, as torch.zeros; dtype defaults to the default float (float32), device to cpu."""
     return _filled(0, size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """A tensor of ones, as torch.ones; dtype defaults to the default float (float32), device to cpu."""
     return _filled(1, size, dtype, device, requires_grad)
 
 
@@ -140,26 +142,31 @@ def _like(x, dtype, device):
 
 
 def zeros_like(x, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """zeros with x's shape, and x's dtype and device unless given (as torch.zeros_like)."""
     dt, dev = _like(x, dtype, device)
     return zeros(x._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def ones_like(x, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """ones with x's shape, and x's dtype and device unless given (as torch.ones_like)."""
     dt, dev = _like(x, dtype, device)
     return ones(x._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def empty_like(x, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """Uninitialised memory with x's shape, and x's dtype and device unless given (as torch.empty_like)."""
     dt, dev = _like(x, dtype, device)
     return empty(x._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def full_like(x, fill_value, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """x's shape filled with `fill_value`; x's dtype (not the value's) and device unless given, as torch.full_like."""
     dt, dev = _like(x, dtype, device)
     return full(x._data.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """The n x m identity matrix (m defaults to n), as torch.eye; dtype defaults to the default float (float32)."""
     dev = resolve_device(device)
     return _finish(dev.backend.xp.eye(n, n if m is None else m, dtype=_float_dtype(dtype)), dev, requires_grad)
 
@@ -186,6 +193,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
 
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """`steps` evenly spaced values from start to end inclusive, as torch.linspace; default float dtype (float32)."""
     if steps < 0:
         raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
     dev = resolve_device(device)

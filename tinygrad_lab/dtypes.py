@@ -57,6 +57,7 @@ def _by_name(name: str) -> DType:
 
 
 def get_default_dtype() -> DType:
+    """The float dtype for Python floats and factories: float32 unless set_default_dtype changed it."""
     return _default_float[0]
 
 

@@ -29,6 +29,7 @@ def seed() -> int:
 
 
 def initial_seed() -> int:
+    """The seed the generators were last seeded with (PyTorch's default until manual_seed/seed)."""
     return _seed[0]
 
 

@@ -50,5 +50,6 @@ def subscribe(callback: Callable[[Any], None]) -> Subscription:
 
 
 def publish(event: Any) -> None:
+    """Deliver `event` to every subscriber (a snapshot of the list, so a callback may unsubscribe)."""
     for cb in tuple(subscribers):
         cb(event)

@@ -75,6 +75,7 @@ def register_backend(backend: Backend) -> None:
 
 
 def backend_for(kind: str) -> Backend | None:
+    """The registered backend for device type `kind` ('cpu', ...), or None if none is registered."""
     return _BACKENDS.get(kind)
 
 

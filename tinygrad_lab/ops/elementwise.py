@@ -117,6 +117,8 @@ def _raise_broadcast(a, b, op: str, err: Exception):
 # ---------------------------------------------------------------- arithmetic
 
 class Add(Function):
+    """a + b. Backward: d/da = g, d/db = g (each summed back over its broadcast dims)."""
+
     @staticmethod
     def forward(ctx, a, b):
         return _arr(a) + _arr(b)
@@ -128,6 +130,8 @@ class Add(Function):
 
 
 class Sub(Function):
+    """a - b. Backward: d/da = g, d/db = -g (each summed back over its broadcast dims)."""
+
     @staticmethod
     def forward(ctx, a, b):
         return _arr(a) - _arr(b)
@@ -139,6 +143,8 @@ class Sub(Function):
 
 
 class Mul(Function):
+    """a * b. Backward: d/da = g * b, d/db = g * a (summed back over broadcast dims)."""
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -153,6 +159,8 @@ class Mul(Function):
 
 
 class Div(Function):
+    """a / b. Backward: d/da = g / b, d/db = -g * a / b**2 (summed back over broadcast dims)."""
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -168,6 +176,9 @@ class Div(Function):
 
 
 class Pow(Function):
+    """a ** b. Backward: d/da = g * b * a**(b-1), 0 where b == 0; d/db = g * a**b * log(a),
+    0 where a == 0 and b >= 0 (as PyTorch; summed back over broadcast dims)."""
+
     @staticmethod
     def forward(ctx, a, b):
         out = _arr(a) ** _arr(b)  # ndarray ** has fast paths for 2, 0.5, -1 that np.power lacks
@@ -198,6 +209,9 @@ class Pow(Function):
 
 
 class Maximum(Function):
+    """Elementwise max(a, b). Backward: g goes to the larger input; on ties each gets g / 2
+    (as PyTorch; summed back over broadcast dims)."""
+
     @staticmethod
     def forward(ctx, a, b):
         a, b = _arr(a), _arr(b)
@@ -214,6 +228,9 @@ class Maximum(Function):
 
 
 class Minimum(Function):
+    """Elementwise min(a, b). Backward: g goes to the smaller input; on ties each gets g / 2
+    (as PyTorch; summed back over broadcast dims)."""
+
     @staticmethod
     def forward(ctx, a, b):
         a, b = _arr(a), _arr(b)
@@ -313,6 +330,8 @@ TruncDivide = type("TruncDivide", (Function,), {
 
 
 class LogicalNot(Function):
+    """Elementwise logical not (a bool result; no gradient)."""
+
     differentiable = False
 
     @staticmethod
@@ -321,10 +340,13 @@ class LogicalNot(Function):
 
 
 def logical_not(a):
+    """Elementwise logical not, as torch.logical_not: True where a is zero/False (no gradient)."""
     return LogicalNot.apply(a)
 
 
 class BitwiseNot(Function):
+    """~a for integer and bool tensors; float tensors raise TypeError (no gradient)."""
+
     differentiable = False
 
     @staticmethod
@@ -335,10 +357,14 @@ class BitwiseNot(Function):
 
 
 def bitwise_not(a):
+    """~a, as torch.bitwise_not: integer and bool tensors only (no gradient)."""
     return BitwiseNot.apply(a)
 
 
 class Where(Function):
+    """a where cond else b. Backward: g goes to a where cond and to b elsewhere (0 on the other
+    side, summed back over broadcast dims); cond gets no gradient."""
+
     @staticmethod
     def forward(ctx, cond, a, b):
         c = cond._data
@@ -434,6 +460,8 @@ Sigmoid, sigmoid = _unary("Sigmoid", _sigmoid, lambda x, out, g: mul(g, mul(out,
 
 
 class Relu(Function):
+    """max(x, 0). Backward: g where the output is > 0, else 0 (so 0 at x == 0, as PyTorch)."""
+
     @staticmethod
     def forward(ctx, x):
         out = ctx.xp.maximum(x._data, 0)
@@ -473,22 +501,28 @@ Round = _zero_grad("Round", lambda xp, x, decimals: xp.round(x, decimals), "roun
 
 
 def sign(x):
+    """-1, 0 or 1 by the sign of x, as torch.sign (zero gradient)."""
     return Sign.apply(x)
 
 
 def floor(x):
+    """Round down, as torch.floor (zero gradient); integer and bool tensors are returned as they are."""
     return Floor.apply(x) if x._data.dtype.kind == "f" else x
 
 
 def ceil(x):
+    """Round up, as torch.ceil (zero gradient); integer and bool tensors are returned as they are."""
     return Ceil.apply(x) if x._data.dtype.kind == "f" else x
 
 
 def trunc(x):
+    """Round toward zero, as torch.trunc (zero gradient); integer and bool tensors are returned as they are."""
     return Trunc.apply(x) if x._data.dtype.kind == "f" else x
 
 
 def round(x, decimals: int = 0):
+    """Round half to even to `decimals` places, as torch.round (zero gradient);
+    integer and bool tensors are returned as they are."""
     return Round.apply(x, decimals) if x._data.dtype.kind == "f" else x
 
 
@@ -533,6 +567,8 @@ def clamp(x, min=None, max=None):
 # ---------------------------------------------------------------- casts
 
 class Cast(Function):
+    """x converted to another dtype. Backward: the gradient is cast back to x's dtype."""
+
     @staticmethod
     def forward(ctx, x, dtype):
         ctx.in_dtype = x._data.dtype
@@ -553,6 +589,7 @@ def cast(x, dtype) -> TensorBase:
 
 
 def zeros_like(x) -> TensorBase:
+    """A constant (no-grad) zero tensor with x's shape, dtype and device."""
     return make(x._device.backend.xp.zeros_like(x._data), x._device)
 
 

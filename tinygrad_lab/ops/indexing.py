@@ -114,6 +114,7 @@ def _split_ints(key: tuple):
 
 
 def getitem(x, key, _converted=None):
+    """x[key] as PyTorch: basic keys give views, advanced keys copy; ints apply before advanced indices."""
     if _converted is None:
         key, basic = to_key(x, key)
         if not basic:
@@ -181,6 +182,7 @@ class Gather(Function):
 
 
 def gather(x, dim: int, index):
+    """torch.gather: out[i][j] = x[i][index[i][j]] for dim=1; index is an int tensor of x's ndim, bounds-checked."""
     d = rd.normalize_dim(dim, x._data.ndim, "gather")
     if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int64 for index")

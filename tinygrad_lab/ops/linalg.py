@@ -14,6 +14,9 @@ from . import reduce as rd
 
 
 class Matmul(Function):
+    """a @ b. Backward: d/da = g @ bᵀ, d/db = aᵀ @ g (outer and matrix-vector products for
+    1-D operands), summed back over broadcast batch dims."""
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)

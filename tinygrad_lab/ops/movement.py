@@ -24,6 +24,8 @@ def _shape_arg(shape) -> tuple:
 # ---------------------------------------------------------------- reshape family
 
 class Reshape(Function):
+    """Same elements, new shape (a view where the layout allows). Backward: reshape the gradient to the input shape."""
+
     is_view = True
 
     @staticmethod
@@ -36,19 +38,19 @@ class Reshape(Function):
 
 
 class View(Reshape):
-    pass
+    """Reshape recorded under view()'s name (a view). Backward: reshape the gradient to the input shape."""
 
 
 class Squeeze(Reshape):
-    pass
+    """Drop size-1 dims (a view). Backward: reshape the gradient to the input shape."""
 
 
 class Unsqueeze(Reshape):
-    pass
+    """Insert a size-1 dim (a view). Backward: reshape the gradient to the input shape."""
 
 
 class Flatten(Reshape):
-    pass
+    """Merge a range of dims into one (a view). Backward: reshape the gradient to the input shape."""
 
 
 def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
@@ -65,11 +67,13 @@ def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
 
 
 def reshape(x, *shape, _fn=Reshape):
+    """x in a new shape, as torch.reshape (one dim may be -1); x itself when the shape is unchanged."""
     shape = _infer_shape(_shape_arg(shape), x._data.size, "reshape")
     return x if shape == x._data.shape else _fn.apply(x, shape)
 
 
 def view(x, *shape):
+    """Reshape without copying; like PyTorch, refuses non-contiguous tensors (use reshape)."""
     if not x._data.flags.c_contiguous:
         raise RuntimeError(f"view size is not compatible with input tensor's size and stride (at least one dimension "
                            f"spans across two contiguous subspaces) for a tensor of shape {list(x._data.shape)}. "
@@ -78,6 +82,7 @@ def view(x, *shape):
 
 
 def squeeze(x, dim=None):
+    """Remove size-1 dims (all, or those in `dim`), as torch.squeeze; other dims are left alone."""
     shape = x._data.shape
     axes = rd.normalize_dims(dim, len(shape), "squeeze")
     new = tuple(s for i, s in enumerate(shape) if not (s == 1 and (axes is None or i in axes)))
@@ -85,6 +90,7 @@ def squeeze(x, dim=None):
 
 
 def unsqueeze(x, dim: int):
+    """Insert a size-1 dim at `dim` (which may be -1 for last), as torch.unsqueeze."""
     shape = list(x._data.shape)
     dim = rd.normalize_dim(dim, len(shape) + 1, "unsqueeze")
     shape.insert(dim, 1)
@@ -92,6 +98,7 @@ def unsqueeze(x, dim: int):
 
 
 def flatten(x, start_dim: int = 0, end_dim: int = -1):
+    """Merge dims start_dim..end_dim into one, as torch.flatten; a 0-d tensor gives shape (1,)."""
     shape = x._data.shape
     if not shape:
         return reshape(x, (1,), _fn=Flatten)
@@ -105,6 +112,8 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
 # ---------------------------------------------------------------- permutations
 
 class Permute(Function):
+    """Reorder dims (a view). Backward: permute the gradient by the inverse order."""
+
     is_view = True
 
     @staticmethod
@@ -121,10 +130,11 @@ class Permute(Function):
 
 
 class Transpose(Permute):
-    pass
+    """Swap two dims (a view). Backward: permute the gradient by the inverse order (the same swap)."""
 
 
 def permute(x, *dims, _fn=Permute):
+    """Reorder dims, as torch.permute (a view); x itself for the identity order."""
     dims = _shape_arg(dims) if dims else ()
     n = x._data.ndim
     if len(dims) != n:
@@ -138,6 +148,7 @@ def permute(x, *dims, _fn=Permute):
 
 
 def transpose(x, dim0: int, dim1: int):
+    """Swap dims dim0 and dim1, as torch.transpose (a view); a 0-d x is returned as is."""
     n = x._data.ndim
     if n == 0:
         return x
@@ -169,6 +180,9 @@ def T(x):
 # ---------------------------------------------------------------- broadcasting
 
 class Expand(Function):
+    """Broadcast size-1 and new leading dims to a larger shape (a view, no copy).
+    Backward: sum the gradient back to the input shape."""
+
     is_view = True
 
     @staticmethod
@@ -181,6 +195,7 @@ class Expand(Function):
 
 
 def expand(x, *shape):
+    """Broadcast x to `shape` without copying, as torch.expand; -1 keeps a dim's size."""
     shape = _shape_arg(shape)
     old = x._data.shape
     if len(shape) < len(old):
@@ -202,10 +217,13 @@ def expand(x, *shape):
 
 
 def broadcast_to(x, shape):
+    """expand(x, shape), as torch.broadcast_to."""
     return expand(x, tuple(shape))
 
 
 class Contiguous(Function):
+    """A C-contiguous copy of x. Backward: the gradient passes through unchanged."""
+
     @staticmethod
     def forward(ctx, x):
         return ctx.xp.ascontiguousarray(x._data)
@@ -216,12 +234,16 @@ class Contiguous(Function):
 
 
 def contiguous(x):
+    """x itself when already C-contiguous, else a contiguous copy (as Tensor.contiguous)."""
     return x if x._data.flags.c_contiguous else Contiguous.apply(x)
 
 
 # ---------------------------------------------------------------- joining and splitting
 
 class Cat(Function):
+    """Join tensors along `dim` (its first argument). Backward: split the gradient back into
+    the inputs' sizes along dim."""
+
     @staticmethod
     def forward(ctx, dim, *tensors):
         ctx.dim = dim
@@ -272,6 +294,9 @@ def stack(tensors, dim: int = 0):
 
 
 class Split(Function):
+    """Pieces of x of the given sizes along dim (views). Backward: cat the pieces' gradients
+    along dim."""
+
     is_view = True
 
     @staticmethod
@@ -318,6 +343,9 @@ def chunk(x, chunks: int, dim: int = 0):
 # ---------------------------------------------------------------- flip and pad
 
 class Flip(Function):
+    """Reverse the order along dims (a view here; PyTorch copies). Backward: flip the gradient
+    along the same dims."""
+
     is_view = True
 
     @staticmethod
@@ -331,12 +359,16 @@ class Flip(Function):
 
 
 def flip(x, dims):
+    """Reverse the order of elements along `dims` (required), as torch.flip."""
     if dims is None:
         raise TypeError("flip() missing required argument 'dims'")
     return Flip.apply(x, rd.normalize_dims(dims, x._data.ndim, "flip"))
 
 
 class Pad(Function):
+    """Constant padding with `value` on each side of each dim. Backward: slice the gradient back
+    to the unpadded region."""
+
     @staticmethod
     def forward(ctx, x, widths, value):
         ctx.widths = widths

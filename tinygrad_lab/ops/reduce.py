@@ -63,6 +63,9 @@ def _float_only(x, op: str) -> None:
 
 
 class Sum(Function):
+    """Sum over dims (bool and integers sum as int64, as PyTorch). Backward: the gradient is
+    broadcast back (expand) over the summed dims."""
+
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
@@ -78,6 +81,7 @@ class Sum(Function):
 
 
 def sum(x, dim=None, keepdim: bool = False, dtype=None):
+    """Sum over dim (all by default), as torch.sum; bool and integers give int64; `dtype` casts x first."""
     if dtype is not None:
         x = ew.cast(x, _np_dtype(dtype))
     return Sum.apply(x, normalize_dims(dim, x._data.ndim, "sum"), keepdim)
@@ -110,6 +114,8 @@ def sum_to(x, shape: tuple):
 
 
 class Mean(Function):
+    """Mean over dims. Backward: g / (number of reduced elements), broadcast back over the reduced dims."""
+
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
@@ -123,11 +129,15 @@ class Mean(Function):
 
 
 def mean(x, dim=None, keepdim: bool = False):
+    """Mean over dim (all by default), as torch.mean; like PyTorch, integer and bool inputs raise."""
     _float_only(x, "mean")
     return Mean.apply(x, normalize_dims(dim, x._data.ndim, "mean"), keepdim)
 
 
 class Prod(Function):
+    """Product over dims. Backward: g times the product of the other elements (out / x, or
+    multiplied out explicitly when x has zeros), broadcast back over the reduced dims."""
+
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
@@ -166,6 +176,7 @@ def _prod_of_others(x, axes):
 
 
 def prod(x, dim=None, keepdim: bool = False):
+    """Product over dim (all by default), as torch.prod."""
     return Prod.apply(x, normalize_dims(dim, x._data.ndim, "prod"), keepdim)
 
 
@@ -207,10 +218,16 @@ class _ExtremumDim(Function):
 
 
 class MaxDim(_ExtremumDim):
+    """max along one dim: (values, indices), the first index on ties. Backward: g goes only to
+    the element at the returned index; the indices get no gradient."""
+
     arg = "argmax"
 
 
 class MinDim(_ExtremumDim):
+    """min along one dim: (values, indices), the first index on ties. Backward: g goes only to
+    the element at the returned index; the indices get no gradient."""
+
     arg = "argmin"
 
 
@@ -239,18 +256,26 @@ class _Extremum(Function):
 
 
 class AMax(_Extremum):
+    """Max over dims. Backward: g is shared evenly between the elements equal to the max
+    (as PyTorch), broadcast back over the reduced dims."""
+
     reduce = "max"
 
 
 class AMin(_Extremum):
+    """Min over dims. Backward: g is shared evenly between the elements equal to the min
+    (as PyTorch), broadcast back over the reduced dims."""
+
     reduce = "min"
 
 
 def amax(x, dim=None, keepdim: bool = False):
+    """Max over dim (all by default), as torch.amax; tied maxima share the gradient evenly."""
     return AMax.apply(x, normalize_dims(dim, x._data.ndim, "amax"), keepdim)
 
 
 def amin(x, dim=None, keepdim: bool = False):
+    """Min over dim (all by default), as torch.amin; tied minima share the gradient evenly."""
     return AMin.apply(x, normalize_dims(dim, x._data.ndim, "amin"), keepdim)
 
 
@@ -294,18 +319,24 @@ class _ArgExtremum(Function):
 
 
 class ArgMax(_ArgExtremum):
+    """int64 index of the first max, along dim or into the flattened tensor (no gradient)."""
+
     arg = "argmax"
 
 
 class ArgMin(_ArgExtremum):
+    """int64 index of the first min, along dim or into the flattened tensor (no gradient)."""
+
     arg = "argmin"
 
 
 def argmax(x, dim=None, keepdim: bool = False):
+    """Index of the max along dim, as torch.argmax; with dim=None, an index into the flattened tensor."""
     return ArgMax.apply(x, None if dim is None else normalize_dim(dim, x._data.ndim, "argmax"), keepdim)
 
 
 def argmin(x, dim=None, keepdim: bool = False):
+    """Index of the min along dim, as torch.argmin; with dim=None, an index into the flattened tensor."""
     return ArgMin.apply(x, None if dim is None else normalize_dim(dim, x._data.ndim, "argmin"), keepdim)
 
 
@@ -321,6 +352,7 @@ def var(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
 
 
 def std(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
+    """Standard deviation, sqrt(var): Bessel's correction by default (correction=1, as PyTorch)."""
     return ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
 
 
@@ -382,16 +414,22 @@ class _Logical(Function):
 
 
 class All(_Logical):
+    """True where every element over dims is nonzero (uint8 input gives uint8, as PyTorch; no gradient)."""
+
     reduce = "all"
 
 
 class Any(_Logical):
+    """True where some element over dims is nonzero (uint8 input gives uint8, as PyTorch; no gradient)."""
+
     reduce = "any"
 
 
 def all(x, dim=None, keepdim: bool = False):
+    """Whether all elements over dim (all by default) are nonzero, as torch.all."""
     return All.apply(x, normalize_dims(dim, x._data.ndim, "all"), keepdim)
 
 
 def any(x, dim=None, keepdim: bool = False):
+    """Whether any element over dim (all by default) is nonzero, as torch.any."""
     return Any.apply(x, normalize_dims(dim, x._data.ndim, "any"), keepdim)

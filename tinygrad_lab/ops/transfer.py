@@ -22,6 +22,7 @@ class ToDevice(Function):
 
 
 def to_device(x, device):
+    """x on `device` (a differentiable copy); x itself when it is already there."""
     return x if x._device is device else ToDevice.apply(x, device)
 
 
