@@ -40,6 +40,10 @@ class Backend:
         """A read-only view of arr broadcast to shape (shape already validated)."""
         return self.xp.broadcast_to(arr, shape)
 
+    def erf(self, arr: Any) -> Any:
+        """The error function, elementwise (exact GELU needs it; NumPy has none)."""
+        raise NotImplementedError
+
     def index_add(self, target: Any, key: Any, values: Any) -> None:
         """target[key] += values, accumulating repeated indices (np.add.at)."""
         raise NotImplementedError

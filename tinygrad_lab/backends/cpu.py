@@ -33,5 +33,9 @@ class CPUBackend(Backend):
         out.flags.writeable = False
         return out
 
+    def erf(self, arr):
+        from scipy.special import erf  # imported on first use: scipy is large
+        return erf(arr)
+
     def index_add(self, target, key, values) -> None:
         np.add.at(target, key, values)
