@@ -26,6 +26,10 @@ class TensorBase:
     # PyTorch semantics for NumPy interop: ndarray <op> Tensor defers to Tensor
     __array_ufunc__ = None
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        tensor_types.add(cls)  # Tensor, nn.Parameter: the ops' fast paths test membership here
+
     @property
     def dtype(self) -> dtypes.DType:
         return dtypes.from_numpy_dtype(self._data.dtype)
@@ -87,6 +91,9 @@ class TensorBase:
 
     def _bump_version(self) -> None:
         version_counter(self)[0] += 1
+
+
+tensor_types = {TensorBase}
 
 
 class Size(tuple):

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
-from ..autograd.tensor_base import TensorBase, make
+from ..autograd.tensor_base import TensorBase, make, tensor_types
 from . import reduce as _reduce
 
 _SCALARS = (int, float, bool)
@@ -88,7 +88,8 @@ def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
 
     def run(a, b):
         tb = b.__class__
-        if tb is a.__class__ and a._data.dtype is b._data.dtype and (not float_only or a._data.dtype.kind == "f"):
+        if tb in tensor_types and a.__class__ in tensor_types and a._data.dtype is b._data.dtype and (
+                not float_only or a._data.dtype.kind == "f"):
             try:
                 return fn.apply(a, b)
             except ValueError as e:

@@ -1,0 +1,30 @@
+"""nn.Parameter: a tensor that a Module registers as one of its learnable weights."""
+from __future__ import annotations
+
+from .. import creation
+from ..autograd.tensor_base import TensorBase
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor that requires grad and is registered by `Module.__setattr__`.
+    `Parameter(t)` shares t's memory, as in PyTorch."""
+
+    def __new__(cls, data: TensorBase | None = None, requires_grad: bool = True):
+        if data is None:
+            data = creation.empty(0)
+        if not isinstance(data, TensorBase):
+            raise TypeError(f"Parameter expects a Tensor, got {type(data).__name__}")
+        p = object.__new__(cls)
+        p._data, p._device = data._data, data._device
+        p.requires_grad = requires_grad  # validates: only floating point tensors can require grad
+        return p
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        pass  # everything happens in __new__ (Tensor.__init__ refuses direct construction)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("Parameters are saved through state_dict() and tinygrad_lab.save, not pickle")
