@@ -24,6 +24,7 @@ from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, permute, res
 from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, norm, prod, std, sum,
                          var)
 from .random import initial_seed, manual_seed, seed
+from .serialization import load, save
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,652 @@
+"""save / load: torch.save and torch.load for checkpoints, without pickle.
+
+A file is one zip archive (members stored uncompressed, like ``.npz``):
+
+    manifest.json     the structure: a JSON tree describing the saved object
+    tensors/<i>.npy   the data of tensor i, a plain .npy array (never an object array)
+    arrays/<j>.npy    the data of NumPy array (or NumPy scalar) j
+
+``manifest.json`` is ``{"format": "tinygrad_lab.save", "version": 1, "tensors": [...],
+"arrays": [...], "root": node}``. A node is ``null``, ``true``/``false``, a JSON
+integer or string (Python None, bool, int, str as themselves), or an object with a
+``"type"``: ``float`` (``"value"``: ``repr()`` of the float, exact, including nan/inf),
+``list``/``tuple``/``Size`` (``"items"``), ``dict``/``OrderedDict`` (``"items"``: a list
+of ``[key, value]`` node pairs, so keys keep their order and their type: optimizer
+state uses int keys), ``tensor``/``ndarray``/``numpy_scalar`` (``"index"`` into the
+tables), ``dtype`` and ``device`` (``"name"``). A tensor entry records the member
+name, dtype, shape, requires_grad and the device it was saved from.
+
+Why not pickle (what torch.save uses): unpickling runs code chosen by whoever wrote
+the file. Loading here only parses JSON and .npy headers (``allow_pickle`` is never
+on) and builds the closed list of types above, so a file can never run code; every
+damaged or foreign file raises `SerializationError` naming the file.
+
+Deviations from PyTorch, and why:
+- Only the types above can be saved (a module or optimizer object cannot: save its
+  ``state_dict()``); anything else is a TypeError naming where it sits in the object.
+- The same tensor object saved twice loads as one object (as in PyTorch), but
+  distinct tensors that shared memory (views) load as independent copies, and a
+  container referenced twice loads as two equal containers. Cycles are refused.
+- Tensors load as plain leaf tensors (a Parameter comes back as a tensor with
+  requires_grad=True); ``.grad`` is not saved (as in PyTorch).
+- ``weights_only`` is accepted for compatibility; it changes nothing, since nothing
+  that is loaded can ever run code.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+import secrets
+import stat
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+
+from . import dtypes
+from .autograd.tensor_base import Size, TensorBase, make
+from .backends import Device
+from .creation import resolve_device
+
+FORMAT_NAME = "tinygrad_lab.save"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+MAX_DEPTH = 200  # nesting limit, checked on save and load (keeps both far from Python's recursion limit)
+
+_ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # fixed member timestamps: saving the same object twice gives identical bytes
+_NPY_DTYPE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")  # plain numeric NumPy dtypes, nothing else
+_DEVICE = re.compile(r"[a-z][a-z0-9_]{0,31}(:[0-9]{1,4})?")  # 'cpu', 'cuda:0': a device name, nothing else
+_DTYPE_NAMES = frozenset(d.name for d in dtypes.ALL)
+
+_SUPPORTED = ("tensors, NumPy arrays and scalars, Python numbers, strings, bools, None, dtypes, devices, "
+              "and dict / OrderedDict / list / tuple of these")
+
+
+class SerializationError(RuntimeError, ValueError):
+    """The file is not a readable tinygrad_lab.save file (damaged, truncated or foreign).
+
+    Both a RuntimeError (what torch.load raises for a bad archive) and a ValueError."""
+
+
+# ============================================================================ save
+
+class _Encoder:
+    """Turns the object into the JSON manifest tree plus the list of arrays to store."""
+
+    def __init__(self):
+        self.tensors: list[dict] = []
+        self.tensor_arrays: list[np.ndarray] = []
+        self.arrays: list[dict] = []
+        self.array_data: list[np.ndarray] = []
+        self._tensor_index: dict[int, int] = {}
+        self._keepalive: list = []  # keeps memoized tensors alive so id()s stay unique
+        self._active: set[int] = set()  # ids of the containers on the current path (cycle check)
+
+    def node(self, x, path: str, depth: int = 0, key: bool = False):
+        if depth > MAX_DEPTH:
+            raise ValueError(f"cannot save: the object is nested more than {MAX_DEPTH} levels deep at {path}")
+        if x is None or type(x) is bool or type(x) is str:
+            return x
+        if type(x) is int:
+            if x.bit_length() > 4000:
+                raise ValueError(f"cannot save an int of {x.bit_length()} bits at {path}")
+            return x
+        if type(x) is float:
+            return {"type": "float", "value": repr(x)}  # repr is exact: float(repr(x)) == x, nan and inf too
+        if isinstance(x, np.generic) and not key:  # np.float64 too (a float subclass): it keeps its type
+            return {"type": "numpy_scalar", "index": self._array(np.asarray(x), path)}
+        if type(x) is tuple or (type(x) is Size and not key):
+            return {"type": "tuple" if type(x) is tuple else "Size",
+                    "items": self._items(x, path, depth, key)}
+        if key:
+            raise TypeError(f"cannot save a dict key of type {type(x).__qualname__} at {path}: keys must be "
+                            f"str, int, float, bool, None or tuples of these")
+        if isinstance(x, TensorBase):
+            return {"type": "tensor", "index": self._tensor(x)}
+        if type(x) is np.ndarray:
+            return {"type": "ndarray", "index": self._array(x, path)}
+        if type(x) is list:
+            return {"type": "list", "items": self._items(x, path, depth, key)}
+        if type(x) is dict or type(x) is OrderedDict:
+            return self._dict(x, path, depth)
+        if isinstance(x, dtypes.DType):
+            return {"type": "dtype", "name": x.name}
+        if isinstance(x, Device):
+            return {"type": "device", "name": str(x)}
+        hint = ""
+        if hasattr(x, "state_dict") and callable(x.state_dict):
+            hint = "; save its state_dict() instead"
+        elif isinstance(x, (dict, list, tuple)):
+            hint = f"; convert the {type(x).__qualname__} to a plain dict/list/tuple first"
+        raise TypeError(f"cannot save object of type {type(x).__qualname__} at {path}: tinygrad_lab.save "
+                        f"stores only {_SUPPORTED} (no pickle, so no arbitrary objects){hint}")
+
+    def _enter(self, x, path: str) -> None:
+        if id(x) in self._active:
+            raise ValueError(f"cannot save: circular reference at {path} (the container contains itself)")
+        self._active.add(id(x))
+
+    def _items(self, seq, path: str, depth: int, key: bool) -> list:
+        self._enter(seq, path)
+        try:
+            return [self.node(v, f"{path}[{i}]", depth + 1, key) for i, v in enumerate(seq)]
+        finally:
+            self._active.discard(id(seq))
+
+    def _dict(self, d: dict, path: str, depth: int) -> dict:
+        self._enter(d, path)
+        try:
+            items = [[self.node(k, f"{path} (key {k!r})", depth + 1, key=True),
+                      self.node(v, f"{path}[{k!r}]", depth + 1)] for k, v in d.items()]
+        finally:
+            self._active.discard(id(d))
+        return {"type": "dict" if type(d) is dict else "OrderedDict", "items": items}
+
+    def _tensor(self, t: TensorBase) -> int:
+        i = self._tensor_index.get(id(t))
+        if i is not None:
+            return i
+        host = _c_order(t._device.backend.to_host(t._data))
+        i = len(self.tensors)
+        self._tensor_index[id(t)] = i
+        self._keepalive.append(t)
+        self.tensors.append({"file": f"tensors/{i}.npy", "dtype": dtypes.from_numpy_dtype(host.dtype).name,
+                             "shape": list(host.shape), "requires_grad": bool(t._requires_grad or
+                                                                               t._grad_fn is not None),
+                             "device": str(t._device)})
+        self.tensor_arrays.append(host)
+        return i
+
+    def _array(self, a: np.ndarray, path: str) -> int:
+        if not _NPY_DTYPE.fullmatch(a.dtype.str):
+            raise TypeError(f"cannot save a NumPy array of dtype {a.dtype} at {path}: only bool, integer, "
+                            f"float and complex arrays can be saved")
+        j = len(self.arrays)
+        self.arrays.append({"file": f"arrays/{j}.npy", "dtype": a.dtype.str, "shape": list(a.shape)})
+        self.array_data.append(_c_order(a))
+        return j
+
+
+def _c_order(a: np.ndarray) -> np.ndarray:
+    """a in C order (a copy only when it is a non-contiguous view; np.ascontiguousarray would turn 0-d into 1-d)."""
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
+def _write_array(zf: zipfile.ZipFile, name: str, arr: np.ndarray) -> None:
+    """One stored .npy member (written straight from the array: no extra copy of the data)."""
+    info = zipfile.ZipInfo(name, date_time=_ZIP_DATE)
+    info.compress_type = zipfile.ZIP_STORED
+    info.external_attr = 0o644 << 16
+    with zf.open(info, "w", force_zip64=arr.nbytes > (1 << 30)) as fp:
+        np.lib.format.write_array(fp, arr, allow_pickle=False)
+
+
+def _write_zip(fileobj, enc: _Encoder, manifest: bytes) -> None:
+    with zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        info = zipfile.ZipInfo(MANIFEST, date_time=_ZIP_DATE)
+        info.compress_type = zipfile.ZIP_STORED
+        info.external_attr = 0o644 << 16
+        zf.writestr(info, manifest)
+        for meta, arr in zip(enc.tensors, enc.tensor_arrays):
+            _write_array(zf, meta["file"], arr)
+        for meta, arr in zip(enc.arrays, enc.array_data):
+            _write_array(zf, meta["file"], arr)
+
+
+def _fsync_dir(directory: str) -> None:
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def save(obj, f) -> None:
+    """Save `obj` (tensors and dict/OrderedDict/list/tuple of tensors, numbers, strings...) to `f`,
+    as torch.save. `f` is a path, or a binary file object opened for writing.
+
+    Writing to a path is atomic: the data goes to a temporary file in the same
+    directory, is flushed to disk, then renamed over `f`; a failed save leaves any
+    previous file untouched and no temporary file behind."""
+    enc = _Encoder()
+    root = enc.node(obj, "obj")  # every unsupported object is reported here, before any file is touched
+    manifest = json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION, "tensors": enc.tensors,
+                           "arrays": enc.arrays, "root": root},
+                          ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+    if not isinstance(f, (str, bytes, os.PathLike)):
+        if not hasattr(f, "write"):
+            raise TypeError(f"save() expects a path or a binary file object opened for writing, "
+                            f"got {type(f).__name__}")
+        _write_zip(f, enc, manifest)
+        if hasattr(f, "flush"):
+            f.flush()
+        return
+
+    path = os.fspath(f)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if os.path.islink(path):
+        path = os.path.realpath(path)  # write through a symlink, as open(path, "wb") would
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(2, f"cannot save to {path!r}: parent directory {directory!r} does not exist", path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, f"cannot save to {path!r}: it is a directory", path)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    # mode 0o666 lets the umask decide the permissions, as for an ordinary new file
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fp:
+            _write_zip(fp, enc, manifest)
+            fp.flush()
+            os.fsync(fp.fileno())
+        try:
+            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))  # overwriting keeps the old permissions
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(directory)
+
+
+# ============================================================================ load
+
+class _Reader:
+    """Reads and validates one file; every problem becomes a SerializationError naming it."""
+
+    def __init__(self, fileobj, name: str):
+        self.name = name
+        self.fileobj = fileobj
+
+    def fail(self, why: str) -> SerializationError:
+        return SerializationError(f"cannot load {self.name}: {why}")
+
+    # ------------------------------------------------------------ the archive
+    def open_zip(self) -> zipfile.ZipFile:
+        fp = self.fileobj
+        start = fp.tell()  # a file object is read from where it stands, as torch.load does
+        fp.seek(0, io.SEEK_END)
+        self.size = fp.tell() - start
+        fp.seek(start)
+        head = fp.read(4)
+        fp.seek(start)
+        if self.size == 0:
+            raise self.fail("the file is empty")
+        if head.startswith(b"\x80"):
+            raise self.fail("it looks like a pickle (e.g. written by torch.save); tinygrad_lab files are zip "
+                            "archives with a JSON manifest, and pickles are never loaded because they can run code")
+        if head[:4] == b"\x93NUM":
+            raise self.fail("it is a single .npy array, not a tinygrad_lab.save file (use numpy.load)")
+        try:
+            zf = zipfile.ZipFile(fp, "r")
+        except zipfile.BadZipFile as e:
+            if head[:2] == b"PK":
+                raise self.fail(f"it is a damaged or truncated zip archive ({e})") from None
+            raise self.fail(f"it is not a zip archive ({e}); was it written by tinygrad_lab.save?") from None
+        return zf
+
+    def check_members(self, zf: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+        members: dict[str, zipfile.ZipInfo] = {}
+        for info in zf.infolist():
+            if info.filename in members:
+                raise self.fail(f"the archive has two members named {info.filename!r}")
+            members[info.filename] = info
+        if MANIFEST not in members:
+            names = sorted(members)
+            if any(n == "data.pkl" or n.endswith("/data.pkl") for n in names):
+                raise self.fail("it is a PyTorch checkpoint (torch.save: a pickle inside a zip); tinygrad_lab "
+                                "never unpickles. Load it with torch.load and convert the tensors with "
+                                "tinygrad_lab.tensor(t.numpy())")
+            shown = ", ".join(repr(n) for n in names[:5]) + (", ..." if len(names) > 5 else "")
+            raise self.fail(f"the zip archive has no {MANIFEST!r}, so it was not written by tinygrad_lab.save "
+                            f"(its members: {shown or 'none'})")
+        for info in members.values():
+            if info.flag_bits & 0x1:
+                raise self.fail(f"member {info.filename!r} is encrypted")
+            if info.compress_type != zipfile.ZIP_STORED:
+                raise self.fail(f"member {info.filename!r} is compressed (method {info.compress_type}); "
+                                f"tinygrad_lab.save stores members uncompressed")
+            if info.file_size != info.compress_size:
+                raise self.fail(f"the zip directory gives member {info.filename!r} two different sizes "
+                                f"({info.compress_size} stored, {info.file_size} uncompressed): it is damaged")
+            if info.file_size > self.size:
+                raise self.fail(f"member {info.filename!r} claims {info.file_size} bytes, more than the whole file "
+                                f"({self.size} bytes): it is truncated or damaged")
+        return members
+
+    def read_manifest(self, zf: zipfile.ZipFile) -> dict:
+        raw = zf.read(MANIFEST)  # zipfile checks the CRC
+        try:
+            text = raw.decode("ascii")
+        except UnicodeDecodeError:
+            raise self.fail(f"{MANIFEST} is not ASCII JSON") from None
+
+        def no_duplicates(pairs):
+            out = {}
+            for k, v in pairs:
+                if k in out:
+                    raise self.fail(f"{MANIFEST} repeats the field {k!r}")
+                out[k] = v
+            return out
+
+        def no_constant(c):
+            raise self.fail(f"{MANIFEST} contains the non-JSON constant {c}")
+
+        try:
+            m = json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise self.fail(f"{MANIFEST} is not valid JSON ({type(e).__name__}: {e})") from None
+        if not isinstance(m, dict) or m.get("format") != FORMAT_NAME:
+            raise self.fail(f"{MANIFEST} does not declare format {FORMAT_NAME!r}; not a tinygrad_lab.save file")
+        version = m.get("version")
+        if type(version) is not int:
+            raise self.fail(f"{MANIFEST} has no integer format version")
+        if version > FORMAT_VERSION:
+            raise self.fail(f"it was written in format version {version} by a newer tinygrad_lab; this one "
+                            f"reads version {FORMAT_VERSION} (upgrade tinygrad_lab)")
+        if version < 1:
+            raise self.fail(f"unknown format version {version}")
+        self.fields(m, "the manifest", {"format", "version", "tensors", "arrays", "root"})
+        for table in ("tensors", "arrays"):
+            if not isinstance(m[table], list):
+                raise self.fail(f"the manifest's {table!r} is not a list")
+        return m
+
+    def fields(self, d, what: str, expected: set) -> None:
+        if not isinstance(d, dict):
+            raise self.fail(f"{what} is not a JSON object")
+        if set(d) != expected:
+            extra, missing = sorted(set(d) - expected), sorted(expected - set(d))
+            raise self.fail(f"{what} has unexpected fields {extra} / lacks fields {missing}")
+
+    def check_shape(self, shape, what: str) -> tuple:
+        if not isinstance(shape, list) or len(shape) > 64 or \
+                not all(type(s) is int and 0 <= s < (1 << 62) for s in shape):
+            raise self.fail(f"{what} has an invalid shape {shape!r}")
+        return tuple(shape)
+
+    def check_tables(self, m: dict, members: dict) -> None:
+        expected_members = {MANIFEST}
+        for i, t in enumerate(m["tensors"]):
+            what = f"tensor entry {i}"
+            self.fields(t, what, {"file", "dtype", "shape", "requires_grad", "device"})
+            if t["file"] != f"tensors/{i}.npy":
+                raise self.fail(f"{what} names the member {t['file']!r}; expected 'tensors/{i}.npy'")
+            if not isinstance(t["dtype"], str) or t["dtype"] not in _DTYPE_NAMES:
+                raise self.fail(f"{what} has an unknown dtype {t['dtype']!r}")
+            t["shape"] = self.check_shape(t["shape"], what)
+            if type(t["requires_grad"]) is not bool:
+                raise self.fail(f"{what} has a non-bool requires_grad {t['requires_grad']!r}")
+            if t["requires_grad"] and not dtypes.as_dtype(t["dtype"]).is_floating_point:
+                raise self.fail(f"{what} has requires_grad on the non-float dtype {t['dtype']}")
+            if not isinstance(t["device"], str) or not _DEVICE.fullmatch(t["device"]):
+                raise self.fail(f"{what} has an invalid device {t['device']!r}")
+            t["np_dtype"] = dtypes.as_dtype(t["dtype"]).np
+            expected_members.add(t["file"])
+        for j, a in enumerate(m["arrays"]):
+            what = f"array entry {j}"
+            self.fields(a, what, {"file", "dtype", "shape"})
+            if a["file"] != f"arrays/{j}.npy":
+                raise self.fail(f"{what} names the member {a['file']!r}; expected 'arrays/{j}.npy'")
+            if not isinstance(a["dtype"], str) or not _NPY_DTYPE.fullmatch(a["dtype"]):
+                raise self.fail(f"{what} has an unsupported dtype {a['dtype']!r}")
+            try:
+                a["np_dtype"] = np.dtype(a["dtype"])
+            except TypeError:
+                raise self.fail(f"{what} has an unknown dtype {a['dtype']!r}") from None
+            a["shape"] = self.check_shape(a["shape"], what)
+            expected_members.add(a["file"])
+        if set(members) != expected_members:
+            extra, missing = sorted(set(members) - expected_members), sorted(expected_members - set(members))
+            raise self.fail(f"the archive's members do not match the manifest (unexpected: {extra[:5]}, "
+                            f"missing: {missing[:5]})")
+
+    def read_npy(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo, dtype: np.dtype, shape: tuple) -> np.ndarray:
+        """The array in one .npy member, checked against the manifest's dtype and shape (never unpickled)."""
+        what = f"member {info.filename!r}"
+        with zf.open(info) as fp:
+            try:
+                version = np.lib.format.read_magic(fp)
+                if version == (1, 0):
+                    hshape, fortran, hdtype = np.lib.format.read_array_header_1_0(fp)
+                elif version == (2, 0):
+                    hshape, fortran, hdtype = np.lib.format.read_array_header_2_0(fp)
+                else:
+                    raise ValueError(f"unsupported .npy version {version}")
+            except ValueError as e:
+                raise self.fail(f"{what} is not a valid .npy array ({e})") from None
+            if hdtype.hasobject or hdtype.fields is not None or hdtype.subdtype is not None:
+                raise self.fail(f"{what} holds {hdtype} data (Python objects / records are never loaded)")
+            if hdtype.newbyteorder("=") != dtype.newbyteorder("="):
+                raise self.fail(f"{what} holds {hdtype} data but the manifest says {dtype}")
+            if tuple(hshape) != shape:
+                raise self.fail(f"{what} has shape {tuple(hshape)} but the manifest says {shape}")
+            nbytes = math.prod(shape) * hdtype.itemsize
+            if nbytes > info.file_size:
+                raise self.fail(f"{what} is truncated: shape {shape} needs {nbytes} bytes of data")
+            arr = np.empty(shape[::-1] if fortran else shape, dtype=hdtype)
+            if nbytes:
+                view = memoryview(arr.reshape(-1).view(np.uint8))
+                got = 0
+                while got < nbytes:
+                    n = fp.readinto(view[got:])
+                    if not n:
+                        raise self.fail(f"{what} is truncated: {got} of {nbytes} bytes of data")
+                    got += n
+            if fp.read(1):
+                raise self.fail(f"{what} has data beyond its shape {shape}")
+        if fortran:
+            arr = arr.T.copy(order="C")
+        if not arr.dtype.isnative:
+            arr = arr.astype(arr.dtype.newbyteorder("="))
+        return arr
+
+    # ------------------------------------------------------------ the object tree
+    def check_node(self, n, depth: int = 0, key: bool = False) -> None:
+        """Validate the whole tree before anything is built."""
+        if depth > MAX_DEPTH:
+            raise self.fail(f"the manifest is nested more than {MAX_DEPTH} levels deep")
+        if n is None or type(n) in (bool, int, str):
+            return
+        if not isinstance(n, dict) or not isinstance(n.get("type"), str):
+            raise self.fail(f"the manifest has a malformed node {_short(n)}")
+        kind = n["type"]
+        if kind == "float":
+            self.fields(n, "a float node", {"type", "value"})
+            if not isinstance(n["value"], str) or not re.fullmatch(
+                    r"-?(inf|nan|[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?)", n["value"]):
+                raise self.fail(f"the manifest has an invalid float {_short(n['value'])}")
+        elif kind in ("tuple", "Size") or (kind in ("list", "dict", "OrderedDict") and not key):
+            self.fields(n, f"a {kind} node", {"type", "items"})
+            if not isinstance(n["items"], list):
+                raise self.fail(f"the manifest's {kind} node has no item list")
+            for item in n["items"]:
+                if kind in ("dict", "OrderedDict"):
+                    if not isinstance(item, list) or len(item) != 2:
+                        raise self.fail(f"the manifest's {kind} node has an item that is not a [key, value] pair")
+                    self.check_node(item[0], depth + 1, key=True)
+                    self.check_node(item[1], depth + 1)
+                elif kind == "Size":
+                    if type(item) is not int or item < 0:
+                        raise self.fail(f"the manifest's Size node has a non-size item {_short(item)}")
+                else:
+                    self.check_node(item, depth + 1, key)
+        elif kind in ("tensor", "ndarray", "numpy_scalar") and not key:
+            self.fields(n, f"a {kind} node", {"type", "index"})
+            table = self.manifest["tensors" if kind == "tensor" else "arrays"]
+            if type(n["index"]) is not int or not 0 <= n["index"] < len(table):
+                raise self.fail(f"the manifest's {kind} node refers to entry {_short(n['index'])}, "
+                                f"which does not exist")
+            if kind == "numpy_scalar" and table[n["index"]]["shape"] != ():
+                raise self.fail("the manifest's numpy_scalar node refers to an array that is not 0-d")
+        elif kind == "dtype" and not key:
+            self.fields(n, "a dtype node", {"type", "name"})
+            if not isinstance(n["name"], str) or n["name"] not in _DTYPE_NAMES:
+                raise self.fail(f"the manifest has an unknown dtype {_short(n['name'])}")
+        elif kind == "device" and not key:
+            self.fields(n, "a device node", {"type", "name"})
+            if not isinstance(n["name"], str) or not _DEVICE.fullmatch(n["name"]):
+                raise self.fail(f"the manifest has an invalid device {_short(n['name'])}")
+        else:
+            where = " as a dict key" if key else ""
+            raise self.fail(f"the manifest has an unknown node type {_short(kind)}{where}")
+
+    def build(self, n, tensors: list, arrays: list):
+        if n is None or type(n) in (bool, int, str):
+            return n
+        kind = n["type"]
+        if kind == "float":
+            return float(n["value"])
+        if kind == "tensor":
+            return tensors[n["index"]]
+        if kind == "ndarray":
+            return arrays[n["index"]]
+        if kind == "numpy_scalar":
+            return arrays[n["index"]][()]
+        if kind == "dtype":
+            return dtypes.as_dtype(n["name"])
+        if kind == "device":
+            try:
+                return Device(n["name"])
+            except RuntimeError as e:
+                raise RuntimeError(f"cannot load {self.name}: it contains the device {n['name']!r}: {e}") from None
+        if kind == "Size":
+            return Size(n["items"])
+        if kind in ("list", "tuple"):
+            items = [self.build(v, tensors, arrays) for v in n["items"]]
+            return items if kind == "list" else tuple(items)
+        out = {} if kind == "dict" else OrderedDict()
+        for k, v in n["items"]:
+            key = self.build(k, tensors, arrays)
+            if key in out:
+                raise self.fail(f"the manifest repeats the dict key {key!r}")
+            out[key] = self.build(v, tensors, arrays)
+        return out
+
+
+def _short(x) -> str:
+    r = repr(x)
+    return r if len(r) <= 60 else r[:57] + "..."
+
+
+def _location(spec) -> str:
+    """A device spec as the canonical location string ('cpu', 'cuda:0'), without needing its backend."""
+    if isinstance(spec, Device):
+        s = str(spec)
+    elif isinstance(spec, str):
+        s = spec
+    else:
+        raise TypeError(f"map_location keys and values must be device strings or tinygrad_lab.device, "
+                        f"got {type(spec).__name__}")
+    kind, _, idx = s.partition(":")
+    if kind == "cpu" and idx in ("", "0"):
+        return "cpu"
+    return f"{kind}:{idx or 0}"
+
+
+def _place(arr: np.ndarray, meta: dict, map_location, name: str):
+    """The loaded array as a fresh leaf tensor on the device map_location picks."""
+    saved = meta["device"]
+    if map_location is None:
+        target = saved
+    elif isinstance(map_location, (str, Device)):
+        target = map_location
+    elif isinstance(map_location, dict):
+        mapping = {_location(k): v for k, v in map_location.items()}
+        target = mapping.get(_location(saved), saved)
+    else:  # a function (checked by _check_map_location)
+        out = map_location(make(arr, resolve_device("cpu")), saved)
+        if out is not None and not isinstance(out, TensorBase):
+            raise TypeError(f"map_location function returned {type(out).__name__}, expected a Tensor or None")
+        return _leaf(out._data, out._device, meta) if out is not None else _place(arr, meta, None, name)
+    try:
+        dev = resolve_device(target)
+        data = dev.backend.asarray(arr, index=dev.index or 0)
+    except (RuntimeError, TypeError, ValueError, ImportError, OSError) as e:
+        if map_location is None:
+            raise RuntimeError(f"cannot load {name}: a tensor was saved on device {saved!r}, which is not "
+                               f"available here ({e}). Pass map_location='cpu' (or another available device) "
+                               f"to tinygrad_lab.load") from None
+        raise RuntimeError(f"cannot load {name}: map_location sends a tensor saved on {saved!r} to device "
+                           f"{str(target)!r}, which is not available here ({e})") from None
+    return _leaf(data, dev, meta)
+
+
+def _check_map_location(map_location) -> None:
+    """Refuse a malformed map_location up front, even for a file without tensors."""
+    if map_location is None or isinstance(map_location, (str, Device)) or callable(map_location):
+        return
+    if isinstance(map_location, dict):
+        for k, v in map_location.items():
+            _location(k), _location(v)
+        return
+    raise TypeError(f"map_location must be None, a device string, a tinygrad_lab.device, a dict or a "
+                    f"function, got {type(map_location).__name__}")
+
+
+def _leaf(data, device: Device, meta: dict):
+    t = make(data, device)
+    if meta["requires_grad"]:
+        t.requires_grad = True
+    return t
+
+
+def load(f, map_location=None, weights_only: bool = True):
+    """Load an object saved by `save` (as torch.load). `f` is a path or a binary file object.
+
+    map_location (as in PyTorch): None puts each tensor on the device it was saved
+    from; a device string or tinygrad_lab.device puts all of them there; a dict
+    maps saved locations to new ones ({'cuda:0': 'cpu'}); a function
+    fn(cpu_tensor, saved_location) may return the tensor to use (or None).
+    Tensors load as fresh leaves, with requires_grad as saved. `weights_only` is
+    accepted for compatibility and changes nothing: loading never runs code."""
+    del weights_only  # nothing loaded here can run code, so there is nothing to restrict
+    _check_map_location(map_location)
+    if isinstance(f, (str, bytes, os.PathLike)):
+        path = os.fspath(f)
+        name = repr(os.fsdecode(path))
+        with open(path, "rb") as fp:  # FileNotFoundError / PermissionError / IsADirectoryError as they are
+            return _load(fp, name, map_location)
+    if not hasattr(f, "read"):
+        raise TypeError(f"load() expects a path or a binary file object, got {type(f).__name__}")
+    name = repr(getattr(f, "name", None) or f"<{type(f).__name__}>")
+    if not (hasattr(f, "seekable") and f.seekable()):
+        f = io.BytesIO(f.read())
+    return _load(f, name, map_location)
+
+
+def _load(fp, name: str, map_location):
+    r = _Reader(fp, name)
+    try:
+        with r.open_zip() as zf:
+            members = r.check_members(zf)
+            r.manifest = m = r.read_manifest(zf)
+            r.check_tables(m, members)
+            r.check_node(m["root"])
+            host_tensors = [r.read_npy(zf, members[t["file"]], t["np_dtype"], t["shape"]) for t in m["tensors"]]
+            arrays = [r.read_npy(zf, members[a["file"]], a["np_dtype"], a["shape"]) for a in m["arrays"]]
+    except SerializationError:
+        raise
+    except MemoryError:
+        raise
+    except Exception as e:  # noqa: BLE001 (zipfile, struct, numpy header parsing...: all mean a damaged file)
+        raise SerializationError(f"cannot load {name}: the file is damaged or truncated "
+                                 f"({type(e).__name__}: {e})") from None
+    tensors = [_place(arr, meta, map_location, name) for arr, meta in zip(host_tensors, m["tensors"])]
+    return r.build(m["root"], tensors, arrays)
