@@ -325,10 +325,10 @@ class Tensor(TensorBase):
 
     # ------------------------------------------------------------ in place
     def add_(self, other, alpha=1):
-        return ip.arithmetic_(self, "add_", "add", ew.add, other if alpha == 1 else ew.mul(other, alpha))
+        return ip.arithmetic_(self, "add_", "add", ew.add, other, alpha)
 
     def sub_(self, other, alpha=1):
-        return ip.arithmetic_(self, "sub_", "subtract", ew.sub, other if alpha == 1 else ew.mul(other, alpha))
+        return ip.arithmetic_(self, "sub_", "subtract", ew.sub, other, alpha)
 
     def mul_(self, other):
         return ip.arithmetic_(self, "mul_", "multiply", ew.mul, other)

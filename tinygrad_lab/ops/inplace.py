@@ -78,8 +78,9 @@ def inplace(x, op: str, fn, *args):
     return x
 
 
-def _ufunc_inplace(x, op: str, ufunc: str, other):
-    """Fast path of add_/sub_/mul_/div_ without autograd: one ufunc with out=."""
+def _ufunc_inplace(x, op: str, ufunc: str, other, alpha=1):
+    """Fast path of add_/sub_/mul_/div_ without autograd: one ufunc with out=
+    (alpha scales `other` first, as in add_(other, alpha=...), on the raw array)."""
     if isinstance(other, TensorBase):
         if other._device is not x._device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
@@ -93,6 +94,8 @@ def _ufunc_inplace(x, op: str, ufunc: str, other):
             _check_dtype(x, dtypes.get_default_dtype().np, op)
     if ufunc == "divide" and x._data.dtype.kind != "f":
         _check_dtype(x, dtypes.get_default_dtype().np, op)
+    if alpha != 1:
+        other_arr = other_arr * alpha
     try:
         getattr(x._device.backend.xp, ufunc)(x._data, other_arr, out=x._data, casting="unsafe")
     except ValueError as e:
@@ -104,8 +107,9 @@ def _ufunc_inplace(x, op: str, ufunc: str, other):
     return x
 
 
-def arithmetic_(x, op: str, ufunc: str, fn, other):
+def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
     """add_/sub_/mul_/div_: the ufunc fast path unless autograd must record."""
     if _grad_state.enabled and (x._requires_grad or (isinstance(other, TensorBase) and other._requires_grad)):
-        return inplace(x, op, fn, other)
-    return _ufunc_inplace(x, op, ufunc, other)
+        from .elementwise import mul
+        return inplace(x, op, fn, other if alpha == 1 else mul(other, alpha))
+    return _ufunc_inplace(x, op, ufunc, other, alpha)
