@@ -48,5 +48,13 @@ class Backend:
         """target[key] += values, accumulating repeated indices (np.add.at)."""
         raise NotImplementedError
 
+    def matrix_transpose(self, arr: Any, out: Any = None) -> Any:
+        """The transpose of 2-D array arr as a C-contiguous array: a new one, or written into `out`
+        (C-contiguous, shape arr.shape[::-1]). Convolution's layout changes use it."""
+        if out is None:
+            return self.xp.ascontiguousarray(arr.T)
+        out[...] = arr.T
+        return out
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"

@@ -1,9 +1,13 @@
 """The CPU backend: NumPy arrays in host memory."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .base import Backend
+
+_scratch = threading.local()  # per-thread reusable buffers of the helpers below
 
 
 class CPUBackend(Backend):
@@ -39,3 +43,25 @@ class CPUBackend(Backend):
 
     def index_add(self, target, key, values) -> None:
         np.add.at(target, key, values)
+
+    def matrix_transpose(self, arr, out=None):
+        # Reading the columns of a matrix whose rows are a multiple of 1 KiB apart maps them all onto
+        # a few cache sets, and the copy gets 4-6x slower. Rows moved 64 bytes apart first (one
+        # contiguous copy, into a buffer kept per thread) avoid that.
+        rows, cols = arr.shape
+        row_bytes = cols * arr.itemsize
+        if rows > 16 and row_bytes >= 2048 and row_bytes % 1024 == 0:
+            stride = cols + 64 // arr.itemsize
+            nbytes = rows * stride * arr.itemsize
+            buf = getattr(_scratch, "transpose", None)
+            if buf is None or buf.nbytes < nbytes:
+                buf = np.empty(nbytes, dtype=np.uint8)
+                if nbytes <= 16 << 20:
+                    _scratch.transpose = buf
+            padded = buf[:nbytes].view(arr.dtype).reshape(rows, stride)
+            padded[:, :cols] = arr
+            arr = padded[:, :cols]
+        if out is None:
+            return np.ascontiguousarray(arr.T)
+        out[...] = arr.T
+        return out
