@@ -13,6 +13,7 @@ from ._format import format_tensor
 from .autograd import api as _api
 from .autograd.function import RemovableHandle
 from .autograd.tensor_base import Size, TensorBase, make, make_view, meta, set_tensor_class
+from .ops import activation as act
 from .ops import elementwise as ew
 from .ops import indexing as ix
 from .ops import inplace as ip
@@ -271,6 +272,10 @@ class Tensor(TensorBase):
     trunc = ew.trunc
     round = ew.round
     clamp = clip = ew.clamp
+
+    def softmax(self, dim: int): return act.softmax(self, dim)  # noqa: E704
+    def log_softmax(self, dim: int): return act.log_softmax(self, dim)  # noqa: E704
+    erf = act.erf
 
     def square(self): return ew.mul(self, self)  # noqa: E704
     def reciprocal(self): return ew.div(1.0, self)  # noqa: E704

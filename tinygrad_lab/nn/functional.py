@@ -1,0 +1,599 @@
+"""`tinygrad_lab.nn.functional`: PyTorch's `torch.nn.functional` names, signatures and numbers.
+
+Almost everything here is a composition of the ordinary differentiable ops
+(`layer_norm` is a mean, a variance and an rsqrt, `cross_entropy` is
+`nll_loss(log_softmax(x))`), so the gradients come from the ops' own backwards
+and the graph a student inspects shows the pieces. Where one
+op is clearly better, for accuracy or speed, the function calls a Function from
+`tinygrad_lab/ops/activation.py` instead (Linear, Softmax, LogSoftmax, NllLoss, Erf,
+Elu, LogSigmoid, BinaryCrossEntropy); their docstrings say why.
+
+Deliberate differences from PyTorch:
+- dropout draws its mask from tinygrad_lab's generator (NumPy's PCG64 on the CPU), so
+  for a given seed the dropped elements differ from PyTorch's; the statistics agree.
+- `layer_norm` also accepts an int normalized_shape (PyTorch's functional form wants a
+  list; its module accepts an int).
+- `embedding(..., scale_grad_by_freq=True)` and `sparse=True` are not supported (dense gradients only).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import creation, dtypes
+from .. import random as _random
+from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.tensor_base import make
+from ..ops import activation as act
+from ..ops import elementwise as ew
+from ..ops import indexing as ix
+from ..ops import inplace as ip
+from ..ops import linalg as la
+from ..ops import movement as mv
+from ..ops import reduce as rd
+from ..ops.activation import logsigmoid
+from ..ops.elementwise import sigmoid, tanh
+from ..ops.movement import pad
+
+__all__ = [
+    "linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "tanh", "sigmoid", "logsigmoid", "softplus",
+    "softmax", "softmin", "log_softmax", "dropout", "pad", "one_hot", "embedding", "layer_norm", "batch_norm",
+    "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+]
+
+
+def _shape(x) -> list:
+    return list(x._data.shape)
+
+
+# ---------------------------------------------------------------- linear layers
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias: weight is (out_features, in_features), input (*, in_features).
+    A (N, in) input is one op (LinearBackward), the hot path of every MLP; other shapes are
+    composed from matmul, transpose and add."""
+    return act.linear(input, weight, bias)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y = x1ᵀ A x2 + b for each output feature: weight is (out, in1, in2), inputs (*, in1) and (*, in2)."""
+    if weight._data.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be three-dimensional, but got {weight._data.ndim} dimensions "
+                           f"(weight of shape {_shape(weight)})")
+    n_out, in1, in2 = weight._data.shape
+    s1, s2 = input1._data.shape, input2._data.shape
+    if len(s1) != len(s2):
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {len(s1)} and {len(s2)}")
+    for i in range(len(s1) - 1):
+        if s1[i] != s2[i]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {s1[i]} and {s2[i]}")
+    if s1[-1] != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {s1[-1]} but expected {in1}")
+    if s2[-1] != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {s2[-1]} but expected {in2}")
+    if bias is not None and _shape(bias) != [n_out]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias._data.shape[-1] if bias._data.ndim else 1} "
+                           f"but expected {n_out}")
+    lead = s1[:-1]
+    m = math.prod(lead)
+    # (m, 1, 1, in1) @ (out, in1, in2) -> (m, out, 1, in2); @ (m, 1, in2, 1) -> (m, out, 1, 1)
+    left = la.matmul(mv.reshape(input1, (m, 1, 1, in1)), weight)
+    out = mv.reshape(la.matmul(left, mv.reshape(input2, (m, 1, in2, 1))), lead + (n_out,))
+    return out if bias is None else ew.add(out, bias)
+
+
+# ---------------------------------------------------------------- activations
+
+def _maybe_inplace(input, inplace: bool, name: str, fn, *args):
+    return ip.inplace(input, name + "_", fn, *args) if inplace else fn(input, *args)
+
+
+def relu(input, inplace: bool = False):
+    """max(x, 0); the gradient is 0 at x == 0 (as PyTorch)."""
+    return _maybe_inplace(input, inplace, "relu", ew.relu)
+
+
+def _leaky(x, slope):
+    return ew.where(ew.gt(x, 0), x, ew.mul(x, slope))
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """x for x > 0, negative_slope * x otherwise (gradient negative_slope at 0, as PyTorch)."""
+    return _maybe_inplace(input, inplace, "leaky_relu", _leaky, negative_slope)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise (one op; expm1 keeps small x accurate)."""
+    return _maybe_inplace(input, inplace, "elu", act.elu, alpha)
+
+
+_SQRT1_2 = math.sqrt(0.5)
+_GELU_BETA = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5  # sqrt(2 / pi), spelled as PyTorch's kernel
+_GELU_KAPPA = 0.044715
+
+
+def gelu(input, approximate: str = "none"):
+    """x * Phi(x): exact with erf ('none'), or PyTorch's tanh approximation ('tanh').
+    Composed from ops, so its gradient (and the gradient's gradient) is automatic."""
+    if approximate == "none":
+        return ew.mul(ew.mul(input, 0.5), ew.add(act.erf(ew.mul(input, _SQRT1_2)), 1.0))
+    if approximate == "tanh":
+        cube = ew.mul(ew.mul(input, input), input)
+        inner = ew.mul(ew.add(input, ew.mul(cube, _GELU_KAPPA)), _GELU_BETA)
+        return ew.mul(ew.mul(input, 0.5), ew.add(ew.tanh(inner), 1.0))
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def _silu(x):
+    return ew.mul(x, ew.sigmoid(x))
+
+
+def silu(input, inplace: bool = False):
+    """x * sigmoid(x) (also called swish)."""
+    return _maybe_inplace(input, inplace, "silu", _silu)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (as PyTorch)."""
+    bx = ew.mul(input, beta)
+    # exp of the clamped value never overflows, so the unused branch cannot put nan into the gradient
+    soft = ew.div(ew.log1p(ew.exp(ew.clamp(bx, max=float(threshold)))), beta)
+    return ew.where(ew.gt(bx, threshold), input, soft)
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+                  f"as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _with_dtype(input, dtype):
+    if dtype is None:
+        return input
+    return ew.cast(input, dtypes.as_dtype(dtype).np)
+
+
+def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim, with the max subtracted first (one op: SoftmaxBackward)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input._data.ndim, _stacklevel)
+    return act.softmax(_with_dtype(input, dtype), dim)
+
+
+def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """softmax(-x) along dim."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input._data.ndim, _stacklevel)
+    return act.softmax(ew.neg(_with_dtype(input, dtype)), dim)
+
+
+def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
+    """log(softmax(x)) along dim, as x - max - log(sum(exp(x - max))) (one op: LogSoftmaxBackward)."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input._data.ndim, _stacklevel)
+    return act.log_softmax(_with_dtype(input, dtype), dim)
+
+
+# ---------------------------------------------------------------- dropout
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability p and scale the rest by 1/(1-p), so the expected value is
+    unchanged. The mask comes from the device's seeded generator (`tinygrad_lab.manual_seed`).
+    With training=False or p=0 the input itself is returned."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return input
+    dev = input._device
+    xp = dev.backend.xp
+    dt = input._data.dtype
+    if p == 1.0:
+        mask = xp.zeros(input._data.shape, dtype=dt)
+    else:
+        keep = _random.generator(dev).random(input._data.shape) >= p
+        mask = (keep * (1.0 / (1.0 - p))).astype(dt, copy=False)
+    mask_t = make(mask, dev)
+    if inplace:
+        return ip.inplace(input, "dropout_", ew.mul, mask_t)
+    return ew.mul(input, mask_t)
+
+
+# ---------------------------------------------------------------- lookup
+
+def one_hot(tensor, num_classes: int = -1):
+    """(*, num_classes) int64 tensor with a 1 at each index (num_classes=-1: max + 1)."""
+    if tensor._data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    d = tensor._data
+    if num_classes == -1:
+        if d.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(d.max()) + 1
+    if d.size:
+        if int(d.min()) < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if int(d.max()) >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = creation.arange(num_classes, device=tensor._device)
+    return ew.cast(ew.eq(mv.unsqueeze(tensor, -1), classes), np.int64)
+
+
+def embedding(input, weight, padding_idx: int | None = None, max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False):
+    """weight[input]: rows of `weight` (num_embeddings, dim) picked by integer indices; the gradient
+    adds into the picked rows. The row padding_idx gets no gradient; max_norm renormalises the
+    picked rows of weight in place first (as PyTorch)."""
+    if input._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {act.type_name(input)} tensor instead (while checking arguments "
+                           f"for embedding)")
+    if weight._data.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not supported by "
+                                  "tinygrad_lab (gradients are dense)")
+    n = weight._data.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx += n
+    idx = input._data
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
+        raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _embedding_renorm_(weight, idx, float(max_norm), float(norm_type))
+    out = ix.getitem(weight, input)
+    if padding_idx is not None and out._requires_grad:
+        # same values, but the rows picked by padding_idx take their value from a detached copy: no gradient
+        keep = ew.ne(mv.unsqueeze(input, -1), padding_idx)
+        out = ew.where(keep, out, out.detach())
+    return out
+
+
+def _embedding_renorm_(weight, idx, max_norm: float, norm_type: float) -> None:
+    """Scale the rows of weight used by idx whose norm exceeds max_norm (in place, no gradient)."""
+    xp = weight._device.backend.xp
+    rows = xp.unique(idx.ravel())
+    with no_grad():
+        w = weight._data
+        norms = xp.linalg.norm(w[rows], ord=norm_type, axis=1)
+        big = norms > max_norm
+        if bool(big.any()):
+            rows = rows[big]
+            w[rows] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
+            weight._bump_version()
+
+
+# ---------------------------------------------------------------- normalization
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims
+    (biased variance, as PyTorch)."""
+    ns = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
+    k = len(ns)
+    shape = input._data.shape
+    if k == 0 or len(shape) < k or tuple(shape[len(shape) - k:]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t._data.shape) != ns:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{_shape(t)} and normalized_shape = {list(ns)}")
+    axes = tuple(range(len(shape) - k, len(shape)))
+    centered = ew.sub(input, rd.mean(input, axes, keepdim=True))
+    var = rd.mean(ew.mul(centered, centered), axes, keepdim=True)
+    out = ew.mul(centered, ew.rsqrt(ew.add(var, eps)))
+    if weight is not None:
+        out = ew.mul(out, weight)
+    if bias is not None:
+        out = ew.add(out, bias)
+    return out
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):
+    """Normalize each channel (dim 1) of (N, C, *) input. training=True uses the batch's mean and
+    biased variance, and updates running_mean / running_var in place (no gradient) with
+    momentum: running = (1 - momentum) * running + momentum * batch_stat, where the running
+    variance takes the unbiased batch variance (as PyTorch). training=False uses the running stats."""
+    shape = input._data.shape
+    if len(shape) < 2:
+        raise ValueError(f"batch_norm: expected 2D or higher input (N, C, *), got {len(shape)}D input of shape "
+                         f"{list(shape)}")
+    c = shape[1]
+    per_channel = input._data.size // c if c else 0
+    if training and per_channel == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.size()}")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None and t._data.size != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+    bshape = (1, c) + (1,) * (len(shape) - 2)
+    axes = (0,) + tuple(range(2, len(shape)))
+    if training:
+        mean = rd.mean(input, axes, keepdim=True)
+        centered = ew.sub(input, mean)
+        sq_sum = rd.sum(ew.mul(centered, centered), axes, keepdim=True)
+        out = ew.mul(centered, ew.rsqrt(ew.add(ew.div(sq_sum, per_channel), eps)))
+        if running_mean is not None or running_var is not None:
+            with no_grad():
+                if running_mean is not None:
+                    batch_mean = mv.reshape(mean.detach(), (c,))
+                    running_mean.copy_(ew.add(ew.mul(running_mean, 1.0 - momentum), ew.mul(batch_mean, momentum)))
+                if running_var is not None:
+                    unbiased = ew.div(mv.reshape(sq_sum.detach(), (c,)), per_channel - 1)
+                    running_var.copy_(ew.add(ew.mul(running_var, 1.0 - momentum), ew.mul(unbiased, momentum)))
+    else:
+        mean = mv.reshape(running_mean, bshape)
+        var = mv.reshape(running_var, bshape)
+        out = ew.mul(ew.sub(input, mean), ew.rsqrt(ew.add(var, eps)))
+    if weight is not None:
+        out = ew.mul(out, mv.reshape(weight, bshape))
+    if bias is not None:
+        out = ew.add(out, mv.reshape(bias, bshape))
+    return out
+
+
+# ---------------------------------------------------------------- losses
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _legacy_reduction(size_average, reduce) -> str:
+    """PyTorch's mapping of the deprecated size_average/reduce flags onto `reduction`."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  stacklevel=3)
+    return ret
+
+
+def _reduction(reduction: str, size_average=None, reduce=None) -> str:
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss, reduction: str):
+    if reduction == "mean":
+        return rd.mean(loss)
+    if reduction == "sum":
+        return rd.sum(loss)
+    return loss
+
+
+def _warn_size(input, target) -> None:
+    if input._data.shape != target._data.shape:
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      f"This will likely lead to incorrect results due to broadcasting. Please ensure they have "
+                      f"the same size.", stacklevel=3)
+
+
+def _pointwise_loss(loss, input, weight, reduction: str, weighted_mean: str):
+    """Apply an elementwise weight (same size as input) and the reduction; weighted_mean is
+    'sum_weight' (divide by the weights' sum, as mse/l1) or 'numel' (as huber)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if weight._data.shape != input._data.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = ew.mul(loss, weight)
+    if reduction == "mean" and weighted_mean == "sum_weight":
+        return ew.div(rd.sum(loss), rd.sum(weight))
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """(input - target)**2, reduced ('mean' with a weight divides by the weights' sum, as PyTorch)."""
+    _warn_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    return _pointwise_loss(ew.pow(ew.sub(input, target), 2), input, weight, reduction, "sum_weight")
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """|input - target|, reduced (gradient 0 where they are equal, as PyTorch)."""
+    _warn_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    return _pointwise_loss(ew.abs(ew.sub(input, target)), input, weight, reduction, "sum_weight")
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
+    """0.5 * z**2 / beta where z = |input - target| < beta, else z - 0.5 * beta (beta=0: l1_loss)."""
+    _warn_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    z = ew.abs(ew.sub(input, target))
+    if beta == 0.0:
+        return _reduce(z, reduction)
+    loss = ew.where(ew.lt(z, beta), ew.div(ew.mul(ew.mul(z, 0.5), z), beta), ew.sub(z, 0.5 * beta))
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """0.5 * z**2 where z = |input - target| < delta, else delta * (z - 0.5 * delta)."""
+    _warn_size(input, target)
+    reduction = _reduction(reduction)
+    z = ew.abs(ew.sub(input, target))
+    loss = ew.where(ew.lt(z, delta), ew.mul(ew.mul(z, 0.5), z), ew.mul(ew.sub(z, 0.5 * delta), delta))
+    return _pointwise_loss(loss, input, weight, reduction, "numel")
+
+
+def _check_target_dtype(target):
+    dt = target._data.dtype
+    if dt == np.uint8:
+        return ew.cast(target, np.int64)
+    if dt != np.int64:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {act.type_name(target)}")
+    return target
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean"):
+    """The negative log likelihood -input[n, target[n]] (input holds log-probabilities, classes in
+    dim 1: (N, C), (N, C, d1, ...) or unbatched (C,)), times weight[target[n]], skipping targets
+    equal to ignore_index; 'mean' divides by the summed weights of the counted targets. One op
+    (NllLossBackward); the class weights get no gradient (as PyTorch)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    target = _check_target_dtype(target)
+    shape, tshape = input._data.shape, target._data.shape
+    if len(shape) < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {len(shape)})")
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f'"nll_loss" not implemented for \'{act.type_name(input)}\'')
+    if len(shape) == 1:
+        if len(tshape) > 1 or target._data.size != 1:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported (input of shape "
+                               f"{list(shape)}, target of shape {list(tshape)})")
+    else:
+        if not tshape or shape[0] != tshape[0]:
+            raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
+                             f"({tshape[0] if tshape else 1}).")
+        if len(shape) == 2 and len(tshape) != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if len(shape) > 2 and tshape[1:] != shape[2:]:
+            raise RuntimeError(f"Expected target size {[shape[0]] + list(shape[2:])}, got {list(tshape)}")
+    n_classes = shape[0] if len(shape) == 1 else shape[1]
+    if weight is not None:
+        if weight._data.size != n_classes:
+            raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes "
+                               f"but got weight tensor of shape: {_shape(weight)}")
+        if weight._data.dtype != input._data.dtype:
+            raise RuntimeError(f"expected scalar type {act.type_name(input)} but found {act.type_name(weight)}")
+        if weight._requires_grad and _grad_state.enabled:
+            raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to argument "
+                               "'weight'. This input cannot have requires_grad True.")
+        if weight._data.ndim != 1:
+            weight = mv.reshape(weight, (n_classes,))
+    if len(shape) == 1:  # unbatched: one sample
+        out = act.NllLoss.apply(mv.unsqueeze(input, 0), mv.reshape(target, (1,)), weight, ignore_index, reduction)
+        return mv.reshape(out, ()) if reduction == "none" else out
+    return act.NllLoss.apply(input, target, weight, ignore_index, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0):
+    """nll_loss(log_softmax(input, class dim), target): class indices (int64) for input (N, C),
+    (N, C, d1, ...) or (C,); or class probabilities (a float target of input's shape). label_smoothing
+    mixes in the uniform distribution: (1 - ls) * loss + ls * (the mean of -log p over classes)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input._data.ndim == 0:
+        raise RuntimeError("cross_entropy: expected input with a class dimension, (C,), (N, C) or (N, C, d1, ...), "
+                           "got a 0-d tensor")
+    class_dim = 0 if input._data.ndim == 1 else 1
+    if target._data.shape == input._data.shape:
+        return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing, class_dim)
+    target = _check_target_dtype(target)
+    logp = act.log_softmax(input, class_dim)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return nll
+    return _label_smoothing(logp, target, nll, weight, ignore_index, reduction, label_smoothing, class_dim)
+
+
+def _class_shape(ndim: int, class_dim: int, n_classes: int) -> tuple:
+    return tuple(n_classes if i == class_dim else 1 for i in range(ndim))
+
+
+def _label_smoothing(logp, target, nll, weight, ignore_index, reduction, ls, class_dim):
+    """PyTorch's label smoothing for class-index targets (ATen's cross_entropy_loss_label_smoothing)."""
+    n_classes = logp._data.shape[class_dim]
+    if weight is not None:
+        smooth = ew.neg(rd.sum(ew.mul(logp, mv.reshape(weight, _class_shape(logp._data.ndim, class_dim, n_classes))),
+                               class_dim))
+    else:
+        smooth = ew.neg(rd.sum(logp, class_dim))
+    ignored = ew.eq(target, ignore_index)
+    smooth = ew.where(ignored, 0.0, smooth)
+    if reduction == "mean":
+        valid = target._data != ignore_index
+        if weight is not None:
+            denom = make(weight._data[target._data[valid]].sum(), weight._device)
+        else:
+            denom = int(valid.sum())
+        ret = ew.div(rd.sum(smooth), denom)
+    elif reduction == "sum":
+        ret = rd.sum(smooth)
+    else:
+        ret = smooth
+    return ew.add(ew.mul(nll, 1.0 - ls), ew.mul(ret, ls / n_classes))
+
+
+def _cross_entropy_probs(input, target, weight, ignore_index, reduction, ls, class_dim):
+    """Cross entropy against class probabilities: -sum_c target_c * log_softmax(input)_c (* weight_c)."""
+    if target._data.dtype.kind != "f":
+        raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                           f"{act.type_name(target)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    n_classes = input._data.shape[class_dim]
+    if weight is not None and weight._data.size != n_classes:
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes "
+                           f"but got weight tensor of shape: {_shape(weight)}")
+    logp = act.log_softmax(input, class_dim)
+    if ls > 0.0:
+        target = ew.add(ew.mul(target, 1.0 - ls), ls / n_classes)
+    prod = ew.mul(logp, target)
+    if weight is not None:
+        prod = ew.mul(prod, mv.reshape(weight, _class_shape(input._data.ndim, class_dim, n_classes)))
+    if reduction == "none":
+        return ew.neg(rd.sum(prod, class_dim))
+    total = ew.neg(rd.sum(prod))
+    if reduction == "sum":
+        return total
+    count = input._data.size // n_classes if n_classes else 0
+    return ew.div(total, count) if count else ew.mul(total, float("nan"))
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+    """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities x in [0, 1], each log clamped to >= -100
+    (as PyTorch, so x = 0 or 1 gives finite values); weight scales each element."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target._data.shape != input._data.shape:
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if target._data.dtype != input._data.dtype:
+        raise RuntimeError(f"Found dtype {act.type_name(target)} but expected {act.type_name(input)}")
+    d, t = input._data, target._data
+    if not bool(((d >= 0) & (d <= 1)).all()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if not bool(((t >= 0) & (t <= 1)).all()):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    loss = act.BinaryCrossEntropy.apply(input, target)
+    if weight is not None:
+        loss = ew.mul(loss, weight)
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None):
+    """binary_cross_entropy(sigmoid(x), t) computed from the logits x without overflow:
+    (1 - t) * x - (1 + (pos_weight - 1) * t) * logsigmoid(x), times weight (as PyTorch)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target._data.shape != input._data.shape:
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    log_sig = act.logsigmoid(input)
+    if pos_weight is not None:
+        log_sig = ew.mul(log_sig, ew.add(ew.mul(ew.sub(pos_weight, 1.0), target), 1.0))
+    loss = ew.sub(ew.mul(ew.sub(1.0, target), input), log_sig)
+    if weight is not None:
+        loss = ew.mul(loss, weight)
+    return _reduce(loss, reduction)
+
+
+# ---------------------------------------------------------------- convolution and pooling (ops/conv.py)
+
+from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d  # noqa: E402

@@ -1,0 +1,316 @@
+"""Activation and loss kernels that are better as one op than as a composition.
+
+`nn.functional` builds most of its functions from the ordinary ops, so their
+gradients come for free. The Functions here are the exceptions, each for a reason:
+
+- Linear        x @ w.T + b as one node instead of three (transpose, matmul, add):
+                a training step of a small MLP is ~20% faster (about PyTorch's CPU speed).
+- Erf           NumPy has no erf: the backend supplies it (exact GELU needs it).
+- Softmax,      one node instead of six, and the max subtracted before exp, so
+  LogSoftmax    large logits do not overflow (PyTorch's SoftmaxBackward0 and
+                LogSoftmaxBackward0 show up in the graph under the same names).
+- NllLoss       picks -input[n, target[n]] (with class weights, ignore_index and
+                the reduction) in one op; cross_entropy is LogSoftmax then NllLoss.
+- Elu           expm1 for accuracy near 0 (exp(x) - 1 loses digits there).
+- LogSigmoid    min(x, 0) - log1p(exp(-|x|)), which never overflows.
+- BinaryCrossEntropy  PyTorch's clamped logs (>= -100) and its clamped gradient.
+
+As everywhere in `ops/`, forward computes on backend arrays (`ctx.xp`) and
+backward is written with differentiable ops, so gradients of gradients work.
+"""
+from __future__ import annotations
+
+import math
+
+from ..autograd.function import Function
+from ..autograd.tensor_base import make
+from . import elementwise as ew
+from . import linalg as la
+from . import movement as mv
+from . import reduce as rd
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_BCE_EPSILON = 9.999999960041972e-13  # PyTorch's `constexpr float EPSILON = 1e-12`: 1e-12 rounded to float32
+
+
+def _const(ctx, arr):
+    """A constant (no-grad) tensor on the node's device."""
+    return make(arr, ctx.device)
+
+
+# ---------------------------------------------------------------- linear
+
+class Linear(Function):
+    """x @ w.T + b for x (N, in), w (out, in), b (out,) or None. Backward: d/dx = g @ w,
+    d/dw = gᵀ @ x, d/db = g summed over the batch."""
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        out = x._data @ w._data.T
+        if b is not None:
+            out += b._data
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        gx = la.Matmul.apply(g, w) if n[0] else None
+        gw = la.Matmul.apply(mv.mT(g), x) if n[1] else None
+        gb = rd.Sum.apply(g, (0,), False) if n[2] else None
+        return gx, gw, gb
+
+
+def linear(x, w, b=None):
+    """x @ w.T + b as one op when x and w are matrices of one dtype and b is None or (out,);
+    otherwise composed from matmul, transpose and add (which also give the shape errors)."""
+    xd, wd = x._data, w._data
+    if (xd.ndim == 2 and wd.ndim == 2 and xd.shape[1] == wd.shape[1] and xd.dtype == wd.dtype
+            and xd.dtype.kind == "f" and (b is None or (b._data.shape == (wd.shape[0],) and b._data.dtype == xd.dtype))):
+        return Linear.apply(x, w, b)
+    out = la.matmul(x, mv.t(w))
+    return out if b is None else ew.add(out, b)
+
+
+# ---------------------------------------------------------------- erf
+
+class Erf(Function):
+    """The error function erf(x) = 2/sqrt(pi) * integral_0^x exp(-t**2) dt.
+    Backward: g * 2/sqrt(pi) * exp(-x**2)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.device.backend.erf(x._data).astype(x._data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return ew.mul(g, ew.mul(ew.exp(ew.neg(ew.mul(x, x))), _TWO_OVER_SQRT_PI))
+
+
+def erf(x):
+    """erf(x), elementwise, as torch.erf (integer inputs are computed in the default float dtype)."""
+    if x._data.dtype.kind != "f":
+        from .. import dtypes
+        x = ew.cast(x, dtypes.get_default_dtype().np)
+    return Erf.apply(x)
+
+
+# ---------------------------------------------------------------- softmax family
+
+class Softmax(Function):
+    """exp(x) / sum(exp(x)) along dim, with the max subtracted first (no overflow).
+    Backward: out * (g - sum(g * out, dim))."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        d = x._data
+        e = ctx.xp.exp(d - d.max(axis=dim, keepdims=True))
+        out = e / e.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        gy = ew.mul(g, out)
+        return ew.sub(gy, ew.mul(out, rd.Sum.apply(gy, (ctx.dim,), True))), None
+
+
+class LogSoftmax(Function):
+    """x - max - log(sum(exp(x - max))) along dim: log(softmax(x)) without overflow or log(0).
+    Backward: g - exp(out) * sum(g, dim)."""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        xp = ctx.xp
+        d = x._data
+        shifted = d - d.max(axis=dim, keepdims=True)
+        out = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        (out,) = ctx.saved_tensors
+        return ew.sub(g, ew.mul(ew.exp(out), rd.Sum.apply(g, (ctx.dim,), True))), None
+
+
+# PyTorch's scalar type names, for its error messages ("expected ... Long but found Float")
+TORCH_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int32": "Int", "int64": "Long", "float16": "Half",
+                    "float32": "Float", "float64": "Double"}
+
+
+def type_name(x) -> str:
+    """PyTorch's name of x's dtype ('Float', 'Long', ...)."""
+    return TORCH_TYPE_NAMES.get(x._data.dtype.name, x._data.dtype.name)
+
+
+def _float_input(x, op: str) -> None:
+    if x._data.dtype.kind != "f":
+        raise NotImplementedError(f'"{op}" not implemented for \'{type_name(x)}\' '
+                                  f"(input of shape {list(x._data.shape)}); convert it with .float() first")
+
+
+def _along(fn, x, dim: int, op: str):
+    """fn applied along `dim` (a 0-d x is treated as one element)."""
+    _float_input(x, op)
+    if x._data.ndim == 0:
+        rd.normalize_dim(dim, 0, op)
+        return mv.reshape(fn.apply(mv.reshape(x, (1,)), 0), ())
+    return fn.apply(x, rd.normalize_dim(dim, x._data.ndim, op))
+
+
+def softmax(x, dim: int):
+    """softmax along dim (one op)."""
+    return _along(Softmax, x, dim, "softmax")
+
+
+def log_softmax(x, dim: int):
+    """log(softmax(x)) along dim, computed stably (one op)."""
+    return _along(LogSoftmax, x, dim, "log_softmax")
+
+
+# ---------------------------------------------------------------- negative log likelihood
+
+class NllLoss(Function):
+    """-x[n, target[n], ...] times the class weight, zero where target == ignore_index,
+    then reduced: 'none', 'sum' or 'mean' (divided by the summed weights of the counted
+    targets, as PyTorch). x has the classes in dim 1: (N, C) or (N, C, d1, ...); target is
+    (N,) or (N, d1, ...), already checked. Backward: g times a constant array that holds
+    -weight (/ total weight for 'mean') at each target position and 0 elsewhere
+    (the loss is linear in x). The class weights get no gradient (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, x, target, weight, ignore_index, reduction):
+        xp = ctx.xp
+        d, t = x._data, target._data
+        n_classes = d.shape[1]
+        ignored = t == ignore_index
+        valid = None
+        if ignored.any():
+            valid = ~ignored
+            t = xp.where(ignored, 0, t)
+        if t.size:
+            lo, hi = int(t.min()), int(t.max())
+            if lo < 0 or hi >= n_classes:
+                bad = t[(t < 0) | (t >= n_classes)].ravel()[0]
+                raise IndexError(f"Target {int(bad)} is out of bounds.")
+        if d.ndim == 2:
+            picked = d[xp.arange(d.shape[0]), t]
+        else:
+            picked = xp.take_along_axis(d, xp.expand_dims(t, 1), axis=1).squeeze(1)
+        w = None if weight is None else weight._data[t]
+        if valid is not None:
+            w = valid.astype(d.dtype) if w is None else xp.where(valid, w, 0)
+        loss = -picked if w is None else -(picked * w)
+        if valid is not None:
+            loss = xp.where(valid, loss, 0)  # not -inf * 0 = nan where an ignored row holds -inf
+        ctx.reduction, ctx.t, ctx.w = reduction, t, w
+        if reduction == "none":
+            return loss
+        total = loss.sum()
+        if reduction == "sum":
+            return xp.asarray(total)
+        ctx.total = w.sum() if w is not None else t.size
+        return xp.asarray(total / ctx.total)
+
+    @staticmethod
+    def backward(ctx, g):
+        xp = ctx.xp
+        shape = ctx.input_shapes[0]
+        t, w = ctx.t, ctx.w
+        dtype = g._data.dtype
+        if ctx.reduction == "mean":
+            total = ctx.total
+            vals = (-w / total if w is not None else xp.full(t.shape, -1.0 / total, dtype=dtype)) if total \
+                else xp.zeros(t.shape, dtype=dtype)  # every target ignored: PyTorch's gradient is 0
+        else:
+            vals = -w if w is not None else xp.full(t.shape, -1.0, dtype=dtype)
+        coef = xp.zeros(shape, dtype=dtype)
+        if len(shape) == 2:
+            coef[xp.arange(shape[0]), t] = vals
+        else:
+            xp.put_along_axis(coef, xp.expand_dims(t, 1), xp.expand_dims(vals.astype(dtype, copy=False), 1), axis=1)
+        if ctx.reduction == "none":
+            g = mv.unsqueeze(g, 1)
+        return ew.mul(g, _const(ctx, coef)), None, None, None, None
+
+
+# ---------------------------------------------------------------- pointwise activations
+
+class Elu(Function):
+    """x where x > 0, else alpha * (exp(x) - 1) (computed with expm1).
+    Backward: g where x > 0, else g * alpha * exp(x) (as PyTorch, alpha at x == 0)."""
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        d = x._data
+        ctx.save_for_backward(x)
+        xp = ctx.xp
+        return xp.where(d > 0, d, alpha * xp.expm1(xp.minimum(d, 0))).astype(d.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        neg_branch = ew.mul(g, ew.mul(ew.exp(ew.clamp(x, max=0.0)), ctx.alpha))  # clamp: exp never overflows
+        return ew.Where.apply(_const(ctx, x._data > 0), g, neg_branch), None
+
+
+def elu(x, alpha: float = 1.0):
+    """ELU: x for x > 0, alpha * (exp(x) - 1) otherwise (one op)."""
+    _float_input(x, "elu")
+    return Elu.apply(x, float(alpha))
+
+
+class LogSigmoid(Function):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow for any x.
+    Backward: g * sigmoid(-x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        d = x._data
+        ctx.save_for_backward(x)
+        return (xp.minimum(d, 0) - xp.log1p(xp.exp(-xp.abs(d)))).astype(d.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return ew.mul(g, ew.sigmoid(ew.neg(x)))
+
+
+def logsigmoid(x):
+    """log(sigmoid(x)), computed without overflow (one op)."""
+    _float_input(x, "log_sigmoid")
+    return LogSigmoid.apply(x)
+
+
+class BinaryCrossEntropy(Function):
+    """Elementwise -(t * log(x) + (1 - t) * log(1 - x)) with each log clamped to >= -100
+    (as PyTorch, so x = 0 or 1 gives a finite loss). Backward (as PyTorch):
+    d/dx = g * (x - t) / max(x * (1 - x), 1e-12 as a float32), d/dt = g * (log(1 - x) - log(x))."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        xp = ctx.xp
+        d, td = x._data, t._data
+        ctx.save_for_backward(x, t)
+        return ((td - 1) * xp.maximum(xp.log1p(-d), -100) - td * xp.maximum(xp.log(d), -100)).astype(
+            d.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        gx = gt = None
+        if n[0]:
+            gx = ew.div(ew.mul(g, ew.sub(x, t)), ew.clamp(ew.mul(ew.sub(1.0, x), x), min=_BCE_EPSILON))
+        if n[1]:
+            gt = ew.mul(g, ew.sub(ew.log1p(ew.neg(x)), ew.log(x)))
+        return gx, gt
