@@ -1,7 +1,7 @@
 """tinygrad_lab.nn: modules, parameters, initialisation and the functional interface."""
-from . import init
+from . import functional, init
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Parameter
 
-__all__ = ["init", "Parameter"] + list(_modules_all)
+__all__ = ["functional", "init", "Parameter"] + list(_modules_all)

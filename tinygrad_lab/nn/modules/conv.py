@@ -1,0 +1,130 @@
+"""Conv1d and Conv2d: learnable cross-correlations over 1 or 2 spatial dimensions.
+
+Deviation from PyTorch: only padding_mode='zeros' is implemented; 'reflect', 'replicate'
+and 'circular' are validated as PyTorch does and then refused with NotImplementedError.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ... import creation
+from ...autograd.tensor_base import TensorBase
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+def _ntuple(n: int):
+    def parse(x) -> tuple:
+        if isinstance(x, Iterable) and not isinstance(x, str):
+            return tuple(x)
+        return (x,) * n
+    return parse
+
+
+_single = _ntuple(1)
+_pair = _ntuple(2)
+
+
+class _ConvNd(Module):
+    """What Conv1d and Conv2d share: argument checks, weight/bias, init and repr (as torch's _ConvNd)."""
+
+    _n: int = 0
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple, padding,
+                 dilation: tuple, groups: int, bias: bool, padding_mode: str, device=None, dtype=None) -> None:
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        valid_padding_strings = {"same", "valid"}
+        if isinstance(padding, str):
+            if padding not in valid_padding_strings:
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid_padding_strings}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
+        if padding_mode not in valid_padding_modes:
+            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode='{padding_mode}' is not implemented in tinygrad_lab "
+                                      f"(only 'zeros'); pad the input with F.pad first")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.transposed = False
+        self.output_padding = (0,) * len(kernel_size)
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self.weight = Parameter(creation.empty((out_channels, in_channels // groups, *kernel_size),
+                                               dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(creation.empty(out_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """PyTorch's default: weight ~ kaiming_uniform_(a=√5), i.e. U(-1/√fan_in, 1/√fan_in);
+        bias ~ U(-1/√fan_in, 1/√fan_in) with fan_in = in_channels/groups × prod(kernel_size)."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * len(self.padding):
+            s += ", padding={padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += ", dilation={dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += ", output_padding={output_padding}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__)
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C_in, L) or (C_in, L); weight (out_channels, in_channels/groups, kernel_size)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
+                         padding if isinstance(padding, str) else _single(padding), _single(dilation),
+                         groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
+        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C_in, H, W) or (C_in, H, W); weight (out_channels, in_channels/groups, kH, kW)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
+                         padding if isinstance(padding, str) else _pair(padding), _pair(dilation),
+                         groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
+        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return self._conv_forward(input, self.weight, self.bias)
