@@ -22,6 +22,9 @@ What is measured, and why:
    not copies (checked with ``np.shares_memory``; target <= 1 us/call).
 5. The one instrumentation point (events published from ``Function.apply``): the rows of
    item 2 (and item 3) with no subscriber against one no-op subscriber.
+6. Training steps through ``nn``/``optim`` (batch 64, SGD with momentum, cross-entropy), the same
+   code on both libraries from the same weights: an MLP 64-128-10 (target <= 0.20 ms) and a small
+   CNN on 8x8 inputs, two 3x3 convolutions + pooling + linear (target <= 1.5x PyTorch CPU).
 
 How the numbers are kept honest: every case is warmed up, then each implementation gets its own
 inner loop count, calibrated so that one sample lasts at least 20 ms (5 ms with --quick). The
@@ -589,12 +592,64 @@ def events_cases(settings: Settings, libs: Libs) -> Iterator[Case]:
                    report_delta=True, events_per_iter=events)
 
 
+def _mlp(nn: ModuleType) -> Any:
+    return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def _cnn(nn: ModuleType) -> Any:
+    return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(16 * 2 * 2, 10))
+
+
+def training_step(lib: ModuleType, build: Callable[[ModuleType], Any], weights: dict, x: np.ndarray,
+                  y: np.ndarray) -> Step:
+    """One SGD step (momentum 0.9) with cross-entropy, the same code for both libraries."""
+    model = build(lib.nn)
+    model.load_state_dict({k: lib.tensor(v) for k, v in weights.items()})
+    opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    xt, yt = lib.tensor(x), lib.tensor(y)
+
+    def step() -> Any:
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(xt), yt)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+
+    return step
+
+
+def training_cases(settings: Settings, libs: Libs) -> Iterator[Case]:
+    rng = np.random.default_rng(0)
+    for name, build, shape, target in [
+            ("MLP 64-128-10 SGD step", _mlp, (64, 64), Target(TINYGRAD, max_s=0.20e-3)),
+            ("CNN 2x conv3x3+pool+linear SGD step", _cnn, (64, 1, 8, 8), Target(TINYGRAD, max_ratio=1.5))]:
+        notes: list[str] = []
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = rng.integers(0, 10, size=shape[0])
+        impls = []
+        try:
+            import tinygrad_lab
+            weights = {k: v.detach().numpy().copy() for k, v in build(tinygrad_lab.nn).state_dict().items()}
+        except Exception as exc:  # the nn layer is missing: nothing to compare
+            notes.append(f"skipped: {describe_error(exc)}")
+            weights = None
+        if weights is not None:
+            for lib_name, lib in libs.tensor_libs():
+                impls += try_impl(lib_name, partial(training_step, lib, build, weights, x, y), notes)
+        yield Case(section="6. training steps, batch 64, float32 (per step; baseline: PyTorch CPU)",
+                   workload=name, impls=impls, size="x".join(map(str, shape)), dtype="float32",
+                   baseline=TORCH, target=target, rtol=1e-4, notes=notes)
+
+
 WORKLOADS: tuple[Callable[[Settings, Libs], Iterable[Case]], ...] = (
     lstsq_cases,
     dispatch_cases,
     backward_cases,
     interop_cases,
     events_cases,
+    training_cases,
 )
 
 
