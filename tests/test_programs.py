@@ -112,3 +112,47 @@ def test_cnn_learns_digits():
     with tl.no_grad():
         accuracy = (model(X[test]).argmax(dim=1) == y[test]).float().mean().item()
     assert accuracy > 0.90
+
+
+def test_checkpoint_round_trips_bit_for_bit_and_training_resumes(tmp_path):
+    nn = tl.nn
+    tl.manual_seed(0)
+
+    def make():
+        model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 3))
+        opt = tl.optim.Adam(model.parameters(), lr=0.01)
+        return model, opt, tl.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+
+    x, y = tl.randn(8, 1, 8, 8), tl.randint(0, 3, (8,))
+
+    def train(model, opt, sched, steps):
+        losses = []
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = tl.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+        return losses
+
+    model, opt, sched = make()
+    train(model, opt, sched, 3)
+    path = tmp_path / "ckpt.tlab"
+    tl.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(), "epoch": 3}, path)
+    snapshot = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    expected = train(model, opt, sched, 3)
+
+    ckpt = tl.load(path)
+    model2, opt2, sched2 = make()
+    model2.load_state_dict(ckpt["model"])
+    opt2.load_state_dict(ckpt["opt"])
+    sched2.load_state_dict(ckpt["sched"])
+    assert ckpt["epoch"] == 3
+    assert list(ckpt["model"]) == list(snapshot)
+    for k, v in ckpt["model"].items():  # bit for bit, buffers (running stats, counters) included
+        assert v.numpy().dtype == snapshot[k].dtype
+        np.testing.assert_array_equal(v.numpy(), snapshot[k], err_msg=k)
+    assert train(model2, opt2, sched2, 3) == expected  # resumes exactly where it left off
+    for (k, a), (_, b) in zip(model.state_dict().items(), model2.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
