@@ -80,28 +80,29 @@ def inplace(x, op: str, fn, *args):
 
 def _ufunc_inplace(x, op: str, ufunc: str, other, alpha=1):
     """Fast path of add_/sub_/mul_/div_ without autograd: one ufunc with out=
-    (alpha scales `other` first, as in add_(other, alpha=...), on the raw array)."""
+    (alpha scales `other` first, as in add_(other, alpha=...), on the raw array).
+    An optimizer step is a dozen of these, so dtype checks run only when dtypes differ."""
+    xd = x._data
     if isinstance(other, TensorBase):
         if other._device is not x._device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{x._device} and {other._device}! (in {op})")
         other_arr = other._data
-        _check_dtype(x, dtypes.promote_types(dtypes.from_numpy_dtype(x._data.dtype),
-                                             dtypes.from_numpy_dtype(other_arr.dtype)).np, op)
+        if other_arr.dtype is not xd.dtype:
+            _check_dtype(x, dtypes.promote_types(dtypes.from_numpy_dtype(xd.dtype),
+                                                 dtypes.from_numpy_dtype(other_arr.dtype)).np, op)
     else:
         other_arr = other
-        if isinstance(other, float) and x._data.dtype.kind != "f":
-            _check_dtype(x, dtypes.get_default_dtype().np, op)
-    if ufunc == "divide" and x._data.dtype.kind != "f":
+    if xd.dtype.kind != "f" and (ufunc == "divide" or isinstance(other, float)):
         _check_dtype(x, dtypes.get_default_dtype().np, op)
     if alpha != 1:
         other_arr = other_arr * alpha
     try:
-        getattr(x._device.backend.xp, ufunc)(x._data, other_arr, out=x._data, casting="unsafe")
+        getattr(x._device.backend.xp, ufunc)(xd, other_arr, out=xd, casting="unsafe")
     except ValueError as e:
         if "read-only" in str(e):
-            _write(x, x._data, op)  # raises the PyTorch message
-        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
+            _write(x, xd, op)  # raises the PyTorch message
+        raise RuntimeError(f"output with shape {list(xd.shape)} doesn't match the broadcast shape "
                            f"{list(getattr(other_arr, 'shape', ()))} (in {op})") from None
     x._bump_version()
     return x
