@@ -23,6 +23,26 @@ from .ops import transfer
 from .ops import reduce as rd
 
 
+def parse_to(*args, **kwargs) -> tuple:
+    """The (device, dtype, copy) that `.to(...)` was asked for, in any of PyTorch's forms:
+    to(dtype), to(device), to(device, dtype), to(tensor), and keyword arguments (shared by
+    Tensor.to and Module.to). Absent parts are None."""
+    dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, TensorBase):
+            dtype, device = a.dtype, a._device
+        elif isinstance(a, (dtypes.DType, type)) or (isinstance(a, str) and a in dtypes._BY_NAME):
+            dtype = a
+        else:
+            device = a
+    return (None if device is None else creation.resolve_device(device),
+            None if dtype is None else dtypes.as_dtype(dtype), copy)
+
+
 def _r(fn):
     """The reflected form of a binary op: other <op> self."""
     return lambda self, other: fn(other, self)
@@ -184,23 +204,12 @@ class Tensor(TensorBase):
     # ------------------------------------------------------------ dtype and device
     def to(self, *args, **kwargs) -> "Tensor":
         """to(dtype), to(device), to(device, dtype), to(other_tensor); copy=, non_blocking= accepted."""
-        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, TensorBase):
-                dtype, device = a.dtype, a._device
-            elif isinstance(a, (dtypes.DType, type)) or (isinstance(a, str) and a in dtypes._BY_NAME):
-                dtype = a
-            else:
-                device = a
+        device, dtype, copy = parse_to(*args, **kwargs)
         out = self
         if device is not None:
-            out = transfer.to_device(out, creation.resolve_device(device))
+            out = transfer.to_device(out, device)
         if dtype is not None:
-            out = ew.cast(out, dtypes.as_dtype(dtype).np)
+            out = ew.cast(out, dtype.np)
         return out.clone() if copy and out is self else out
 
     def float(self): return self.to(dtypes.float32)  # noqa: E704

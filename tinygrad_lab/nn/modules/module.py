@@ -15,6 +15,7 @@ from ... import dtypes
 from ...autograd.function import RemovableHandle
 from ...autograd.grad_mode import no_grad
 from ...autograd.tensor_base import TensorBase
+from ...tensor import parse_to
 from ..parameter import Parameter
 
 # the modules whose __call__ is running, outermost first (read by tinygrad_lab.graph)
@@ -266,19 +267,8 @@ class Module:
     def to(self, *args, **kwargs) -> "Module":
         """to(device), to(dtype), to(device, dtype), to(tensor): floating-point parameters and
         buffers change dtype; all of them move device (as PyTorch)."""
-        dtype = kwargs.pop("dtype", None)
-        device = kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, TensorBase):
-                dtype, device = a.dtype, a.device
-            elif isinstance(a, dtypes.DType) or (isinstance(a, str) and a in dtypes._BY_NAME):
-                dtype = dtypes.as_dtype(a)
-            else:
-                device = a
-        if dtype is not None and not dtypes.as_dtype(dtype).is_floating_point:
+        device, dtype, _ = parse_to(*args, **kwargs)
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
 
         def convert(t: TensorBase) -> TensorBase:
