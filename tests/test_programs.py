@@ -3,7 +3,6 @@ give PyTorch's numbers from the same starting weights, and actually learn."""
 import importlib
 
 import numpy as np
-import pytest
 
 import tinygrad_lab as tl
 

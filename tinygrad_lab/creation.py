@@ -99,9 +99,8 @@ _NP_TO_DTYPE = {d.np: d for d in dtypes.ALL}
 
 def from_numpy(arr: np.ndarray) -> TensorBase:
     """A CPU tensor sharing memory with `arr`: writes to either are seen by the other."""
-    if type(arr) is not np.ndarray:
-        if not isinstance(arr, np.ndarray):
-            raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
+    if not isinstance(arr, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(arr).__name__})")
     if arr.dtype not in _NP_TO_DTYPE:
         dtypes.from_numpy_dtype(arr.dtype)  # raises the unsupported-dtype TypeError
     return make(arr, CPU)

@@ -74,10 +74,5 @@ def register_backend(backend: Backend) -> None:
     _BACKENDS[backend.name] = backend
 
 
-def backend_for(kind: str) -> Backend | None:
-    """The registered backend for device type `kind` ('cpu', ...), or None if none is registered."""
-    return _BACKENDS.get(kind)
-
-
 register_backend(CPUBackend())
 CPU = Device("cpu")

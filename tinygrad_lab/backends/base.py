@@ -13,12 +13,10 @@ class Backend:
 
     name         device type string ("cpu", "cuda", ...)
     xp           the array module (numpy, cupy) the ops call
-    array_type   the array class of this backend, for fast type checks
     """
 
     name: str
     xp: Any
-    array_type: type
 
     def asarray(self, obj: Any, dtype=None, index: int = 0) -> Any:
         """A backend array from host data (NumPy array, list, scalar); no copy where possible."""

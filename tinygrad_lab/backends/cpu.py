@@ -13,7 +13,6 @@ _scratch = threading.local()  # per-thread reusable buffers of the helpers below
 class CPUBackend(Backend):
     name = "cpu"
     xp = np
-    array_type = np.ndarray
 
     def asarray(self, obj, dtype=None, index: int = 0):
         return np.asarray(obj, dtype=dtype)
