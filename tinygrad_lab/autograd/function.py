@@ -25,6 +25,10 @@ from .grad_mode import state as _grad_state
 from .tensor_base import TensorBase, _cls as _tensor_cls, _new, make, make_view, version_counter
 
 _node_ids = itertools.count()
+
+# The scopes ops run in, outermost first: nn.Module.__call__ pushes its module here, and every
+# recorded node keeps a snapshot (`Node.scope`), so a graph drawn later knows which layer made it.
+scope_stack: list = []
 _FREED = object()  # Node._saved after the graph was freed by backward
 
 
@@ -75,6 +79,7 @@ class Node:
     needs_input_grad per forward argument: whether a gradient is wanted
     input_shapes     per forward argument: its shape (None for non-tensors)
     next_functions   PyTorch's view of the edges: one per tensor argument, (None, 0) if it needs no gradient
+    scope            the scope_stack when it was recorded (the nn.Module calls it ran in), outermost first
     """
 
     # defaults on the class: recording a node stores only what differs
@@ -86,6 +91,7 @@ class Node:
     _materialize = True
     _pre_hooks = None
     _retained = None
+    scope = ()
 
     def __init__(self, fn: type, device):
         self.fn = fn
@@ -330,6 +336,8 @@ def _apply_recorded(cls, args, device):
     node.edges = tuple(nexts)
     node.input_shapes = tuple(shapes)
     node.id = next(_node_ids)  # after the edges: ids grow along the graph
+    if scope_stack:
+        node.scope = tuple(scope_stack)
     if cls.array_forward:
         out = cls.forward(node, *args)
     else:

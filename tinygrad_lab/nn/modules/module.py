@@ -12,14 +12,14 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterator, NamedTuple
 
 from ... import dtypes
-from ...autograd.function import RemovableHandle
+from ...autograd.function import RemovableHandle, scope_stack
 from ...autograd.grad_mode import no_grad
 from ...autograd.tensor_base import TensorBase
 from ...tensor import parse_to
 from ..parameter import Parameter
 
-# the modules whose __call__ is running, outermost first (read by tinygrad_lab.graph)
-call_stack: list = []
+# the modules whose __call__ is running, outermost first: recorded graph nodes keep a snapshot (Node.scope)
+call_stack = scope_stack
 
 
 class IncompatibleKeys(NamedTuple):
