@@ -1,7 +1,10 @@
 """Shared test fixtures.
 
 - `torch`: PyTorch as an independent oracle; tests using it skip cleanly without it.
-- `device`: parametrizes a test over the available devices (GPU cases skip without one).
+- `device`: parametrizes a test over the devices: the CPU, the stand-in accelerator
+  (tests/standin.py, NumPy underneath, so CI exercises device plumbing) and CUDA
+  (skipped, with the reason, where it is unavailable).
+- `other_device`: the same without the CPU, for tests of moving data between devices.
 - Hypothesis runs derandomized, so CI is deterministic.
 """
 from __future__ import annotations
@@ -11,6 +14,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import tinygrad_lab as tl
+
+from . import standin  # noqa: F401  (registers the 'standin' device)
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=60,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -22,18 +27,17 @@ def torch():
     return pytest.importorskip("torch", exc_type=ImportError)
 
 
-def _available_devices() -> list:
-    devices = ["cpu"]
-    try:
-        tl.device("cuda")
-        devices.append("cuda")
-    except RuntimeError:
-        pass
-    return devices
+_CUDA = pytest.param("cuda", marks=pytest.mark.skipif(not tl.cuda.is_available(),
+                                                       reason=f"CUDA unavailable: {tl.cuda.unavailable_reason()}"))
 
 
-@pytest.fixture(params=_available_devices())
+@pytest.fixture(params=["cpu", "standin", _CUDA])
 def device(request) -> str:
+    return request.param
+
+
+@pytest.fixture(params=["standin", _CUDA])
+def other_device(request) -> str:
     return request.param
 
 

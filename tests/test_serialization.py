@@ -20,8 +20,9 @@ import pytest
 
 import tinygrad_lab as tl
 from tinygrad_lab import backends, serialization
-from tinygrad_lab.backends.cpu import CPUBackend
 from tinygrad_lab.serialization import SerializationError
+
+from .standin import StandInBackend
 
 DTYPE_NAMES = ("bool", "uint8", "int32", "int64", "float16", "float32", "float64")
 FLOAT_NAMES = ("float16", "float32", "float64")
@@ -262,15 +263,13 @@ def test_file_format_is_a_zip_with_a_json_manifest_and_npy_members(tmp_path):
 
 # ============================================================================ map_location
 
-class _FakeAccel(CPUBackend):
-    """A second backend (NumPy underneath) so device moves can be tested without a GPU."""
-    name = "fakeaccel"
-
-
 @pytest.fixture
 def fake_accel(monkeypatch):
+    """'fakeaccel': the stand-in device (tests/standin.py) under a name this module may unregister."""
     monkeypatch.setattr(backends, "_DEVICES", dict(backends._DEVICES))  # forget devices made in this test
-    monkeypatch.setitem(backends._BACKENDS, "fakeaccel", _FakeAccel())
+    backend = StandInBackend()
+    backend.name = "fakeaccel"
+    monkeypatch.setitem(backends._BACKENDS, "fakeaccel", backend)
     return monkeypatch
 
 

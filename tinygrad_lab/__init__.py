@@ -25,6 +25,7 @@ from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, m
                          var)
 from .random import initial_seed, manual_seed, seed
 from .serialization import load, save
+from . import cuda
 from . import datasets, nn, optim, utils  # noqa: E402  (after the core: they build on it)
 
 __version__ = "0.1.0"

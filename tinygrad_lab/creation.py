@@ -89,7 +89,8 @@ def as_tensor(data, dtype=None, device=None) -> TensorBase:
     if isinstance(data, TensorBase):
         from .ops.elementwise import cast
         out = data if dtype is None else cast(data, dtypes.as_dtype(dtype).np)
-        return out if out._device is dev else make(dev.backend.asarray(out._device.backend.to_host(out._data)), dev)
+        return out if out._device is dev else make(
+            dev.backend.asarray(out._device.backend.to_host(out._data), index=dev.index or 0), dev)
     arr = _infer_np(data, dtype)
     return make(dev.backend.asarray(arr, index=dev.index or 0), dev)
 

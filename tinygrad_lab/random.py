@@ -8,16 +8,29 @@ from __future__ import annotations
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed
 _seed = [_DEFAULT_SEED]
+_type_seeds: dict[str, int] = {}  # device types reseeded on their own (tinygrad_lab.cuda.manual_seed)
 _generators: dict = {}
+
+
+def _checked(seed) -> int:
+    seed = int(seed)
+    if seed < 0:
+        raise RuntimeError(f"manual_seed expected a non-negative seed, got {seed}")
+    return seed
 
 
 def manual_seed(seed: int) -> None:
     """Reseed the generators of every device."""
-    seed = int(seed)
-    if seed < 0:
-        raise RuntimeError(f"manual_seed expected a non-negative seed, got {seed}")
-    _seed[0] = seed
+    _seed[0] = _checked(seed)
+    _type_seeds.clear()
     _generators.clear()
+
+
+def manual_seed_device_type(device_type: str, seed: int) -> None:
+    """Reseed the generators of one device type only (e.g. every 'cuda' device)."""
+    _type_seeds[device_type] = _checked(seed)
+    for dev in [d for d in _generators if d.type == device_type]:
+        del _generators[dev]
 
 
 def seed() -> int:
@@ -37,5 +50,6 @@ def generator(device):
     """The current generator of `device` (created from the seed on first use)."""
     gen = _generators.get(device)
     if gen is None:
-        gen = _generators[device] = device.backend.generator(_seed[0], device.index or 0)
+        seed = _type_seeds.get(device.type, _seed[0])
+        gen = _generators[device] = device.backend.generator(seed, device.index or 0)
     return gen

@@ -145,9 +145,10 @@ def test_updates_in_place_without_recording(opt_cls, device):
     opt.step()
     assert p.is_leaf and p.grad_fn is None and p.requires_grad
     assert p._version > version
-    np.testing.assert_array_equal(alias.numpy(), p.detach().numpy())
-    np.testing.assert_array_equal(row.numpy(), p.detach().numpy()[0])
-    assert not np.array_equal(p.detach().numpy(), [[1.0, -2.0], [3.0, 0.5]])
+    host = p.detach().cpu().numpy()
+    np.testing.assert_array_equal(alias.cpu().numpy(), host)
+    np.testing.assert_array_equal(row.cpu().numpy(), host[0])
+    assert not np.array_equal(host, [[1.0, -2.0], [3.0, 0.5]])
     for value in opt.state[p].values():
         if value.shape == p.shape:
             assert value.device == p.device and value.dtype == p.dtype and not value.requires_grad

@@ -2,12 +2,15 @@
 
 `device("cpu")`, `device("cuda:1")`: a Device names a backend and an index.
 Devices are interned, so `a.device is b.device` is the fast same-device test.
-Adding a backend is `register_backend(...)`: no op changes.
+Adding a backend is `register_backend(...)`: no op changes. A backend that
+cannot run here (CUDA without CuPy or a GPU) stays registered, and naming its
+device raises a RuntimeError that says why.
 """
 from __future__ import annotations
 
 from .base import Backend
 from .cpu import CPUBackend
+from .cuda import CUDABackend
 
 _BACKENDS: dict[str, Backend] = {}
 _DEVICES: dict[tuple[str, int | None], "Device"] = {}
@@ -38,8 +41,7 @@ class Device:
         if backend is None:
             known = ", ".join(sorted(_BACKENDS))
             raise RuntimeError(f"unknown device type {kind!r} in {spec!r}; known device types: {known}")
-        if kind == "cpu" and index not in (None, 0):
-            raise RuntimeError(f"the cpu device has no index {index}")
+        backend.check(index)  # e.g. CUDA missing: a RuntimeError that says why
         dev = object.__new__(cls)
         dev.type, dev.index, dev.backend = kind, index, backend
         dev._str = kind if index is None else f"{kind}:{index}"
@@ -74,5 +76,11 @@ def register_backend(backend: Backend) -> None:
     _BACKENDS[backend.name] = backend
 
 
+def backend(name: str) -> Backend:
+    """The registered backend of device type `name` (KeyError if none)."""
+    return _BACKENDS[name]
+
+
 register_backend(CPUBackend())
+register_backend(CUDABackend())  # always known; whether CUDA is usable is found out when it is first named
 CPU = Device("cpu")

@@ -18,6 +18,10 @@ class Backend:
     name: str
     xp: Any
 
+    def check(self, index: int | None) -> None:
+        """Raise a RuntimeError saying why device `index` of this kind cannot be used (if it cannot).
+        Called once per device, when it is first named."""
+
     def asarray(self, obj: Any, dtype=None, index: int = 0) -> Any:
         """A backend array from host data (NumPy array, list, scalar); no copy where possible."""
         raise NotImplementedError

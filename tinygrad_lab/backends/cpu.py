@@ -14,6 +14,10 @@ class CPUBackend(Backend):
     name = "cpu"
     xp = np
 
+    def check(self, index):
+        if index not in (None, 0):
+            raise RuntimeError(f"the cpu device has no index {index}")
+
     def asarray(self, obj, dtype=None, index: int = 0):
         return np.asarray(obj, dtype=dtype)
 

@@ -35,12 +35,14 @@ def to_key(x, key):
             out.append(k)
             continue
         if isinstance(k, TensorBase):
-            if k._device is not x._device:
-                raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed tensor "
-                                   f"({x._device}), but got indices on {k._device}")
             arr = k._data
+            if k._device is not x._device:
+                if k._device.type != "cpu":
+                    raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed "
+                                       f"tensor ({x._device}), but got indices on {k._device}")
+                arr = x._device.backend.asarray(arr, index=x._device.index or 0)  # CPU indices move over, as in PyTorch
         elif isinstance(k, (list, tuple, np.ndarray)):
-            arr = x._device.backend.asarray(np.asarray(k))
+            arr = x._device.backend.asarray(np.asarray(k), index=x._device.index or 0)
             if arr.size == 0:
                 arr = arr.astype(np.int64)
         elif hasattr(k, "__index__"):  # NumPy integers

@@ -1,0 +1,35 @@
+"""A stand-in accelerator for CI machines without a GPU.
+
+`standin` is a second device type whose backend keeps its data in a NumPy
+subclass (`StandInArray`) and copies on every transfer, as a GPU backend would.
+It is registered for the whole test session, so device semantics (transfers,
+mixing errors, Module.to, optimizer state placement, save/load with
+map_location) and every op are exercised off the CPU device in CI.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from tinygrad_lab.backends import register_backend
+from tinygrad_lab.backends.cpu import CPUBackend
+
+
+class StandInArray(np.ndarray):
+    """The stand-in device's own array type (NumPy underneath)."""
+
+
+class StandInBackend(CPUBackend):
+    name = "standin"
+
+    def check(self, index):
+        if index not in (None, 0, 1):
+            raise RuntimeError(f"standin has devices 0 and 1, not {index}")
+
+    def asarray(self, obj, dtype=None, index: int = 0):
+        return np.array(obj, dtype=dtype, copy=True).view(StandInArray)  # host -> device copies, as on a GPU
+
+    def to_host(self, arr):
+        return np.array(arr, copy=True).view(np.ndarray)
+
+
+register_backend(StandInBackend())

@@ -1,0 +1,149 @@
+"""The CUDA backend: CuPy arrays in GPU memory.
+
+CuPy is imported only when a CUDA device is first asked for. Whether CUDA can
+be used is found out once (`probe`): CuPy importable, a driver and a GPU
+present, and a first kernel that compiles and runs. Every failure is kept as a
+readable reason for `tinygrad_lab.cuda.is_available()` and `tinygrad-lab doctor`;
+none of them is an exception until a CUDA tensor is actually asked for.
+
+Ops run on the current CUDA device, as CuPy's do: a program with several GPUs
+picks one with `tinygrad_lab.cuda.set_device(i)`.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+import numpy as np
+
+from .base import Backend
+
+INSTALL_HINT = ("install CuPy for your CUDA version: pip install 'tinygrad-lab[cuda]' (CUDA 12), "
+                "or pip install cupy-cuda13x (CUDA 13)")
+
+
+def probe(importer: Callable[[str], Any] = importlib.import_module) -> tuple[Any, int, str | None]:
+    """(cupy module or None, number of GPUs, why CUDA is unusable or None): never raises."""
+    try:
+        cupy = importer("cupy")
+    except Exception as e:  # ImportError, or a broken installation failing on import
+        return None, 0, f"CuPy is not installed ({type(e).__name__}: {e}); {INSTALL_HINT}"
+    try:
+        count = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as e:  # no driver, driver too old for the CUDA runtime, ...
+        return None, 0, f"CuPy cannot reach an NVIDIA driver or GPU ({type(e).__name__}: {e})"
+    if count == 0:
+        return None, 0, "no NVIDIA GPU was found (CUDA reports 0 devices)"
+    try:
+        if int((cupy.arange(3) + 1).sum()) != 6:  # compiles and runs a first kernel
+            return None, 0, "a first CUDA kernel ran but gave a wrong result"
+    except Exception as e:  # e.g. NVRTC or cuBLAS libraries missing for this CuPy wheel
+        return None, 0, f"CuPy failed to initialise CUDA ({type(e).__name__}: {e}); {INSTALL_HINT}"
+    return cupy, count, None
+
+
+class _CuPyGenerator:
+    """CuPy's seeded RandomState behind the NumPy Generator methods the factories use."""
+
+    def __init__(self, state):
+        self._state = state
+
+    def random(self, size, dtype=np.float64):
+        return self._state.random_sample(size, dtype=dtype)
+
+    def standard_normal(self, size, dtype=np.float64):
+        return self._state.standard_normal(size, dtype=dtype)
+
+    def integers(self, low, high, size, dtype=np.int64):
+        return self._state.randint(low, high, size, dtype=dtype)
+
+    def permutation(self, n: int):
+        return self._state.permutation(n)
+
+
+class CUDABackend(Backend):
+    """NVIDIA GPUs through CuPy. `xp` is cupy once `check` has found CUDA usable."""
+
+    name = "cuda"
+    xp = None
+
+    def __init__(self, importer: Callable[[str], Any] = importlib.import_module):
+        self._importer = importer
+        self._probed = False
+        self.device_count = 0
+        self.unavailable_reason: str | None = None
+        self._peak: dict[int, int] = {}
+
+    def status(self) -> tuple[bool, str | None]:
+        """(usable, reason if not); probes CUDA on the first call only."""
+        if not self._probed:
+            self._probed = True
+            cupy, self.device_count, self.unavailable_reason = probe(self._importer)
+            if cupy is not None:
+                self.xp = cupy
+                self._track_peak_memory()
+        return self.unavailable_reason is None, self.unavailable_reason
+
+    def check(self, index: int | None) -> None:
+        ok, reason = self.status()
+        if not ok:
+            raise RuntimeError(f"CUDA is not available: {reason}. Use device='cpu', or test "
+                               f"tinygrad_lab.cuda.is_available() before asking for 'cuda'.")
+        if index is not None and not 0 <= index < self.device_count:
+            raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} asked for, but this machine has "
+                               f"{self.device_count} GPU(s) (cuda:0 to cuda:{self.device_count - 1})")
+
+    # ---- the array interface ----
+    def asarray(self, obj, dtype=None, index: int = 0):
+        with self.xp.cuda.Device(index):
+            return self.xp.asarray(obj, dtype=dtype)
+
+    def to_host(self, arr) -> np.ndarray:
+        return self.xp.asnumpy(arr)
+
+    def synchronize(self, index: int = 0) -> None:
+        self.xp.cuda.Device(index).synchronize()
+
+    def generator(self, seed: int, index: int = 0) -> _CuPyGenerator:
+        with self.xp.cuda.Device(index):
+            return _CuPyGenerator(self.xp.random.RandomState(seed))
+
+    def erf(self, arr):
+        from cupyx.scipy.special import erf
+        return erf(arr)
+
+    def index_add(self, target, key, values) -> None:
+        import cupyx
+        cupyx.scatter_add(target, key, values)
+
+    # ---- memory (CuPy's pool), for tinygrad_lab.cuda ----
+    def _track_peak_memory(self) -> None:
+        """Route allocations through the default pool, noting the peak of used bytes per device
+        (CuPy's pool keeps the current figure only; max_memory_allocated needs the peak)."""
+        cupy = self.xp
+        pool = cupy.get_default_memory_pool()
+        peak = self._peak
+
+        def malloc(nbytes: int):
+            mem = pool.malloc(nbytes)
+            used = pool.used_bytes()
+            dev = mem.device_id
+            if used > peak.get(dev, 0):
+                peak[dev] = used
+            return mem
+
+        cupy.cuda.set_allocator(malloc)
+
+    def memory_allocated(self, index: int) -> int:
+        with self.xp.cuda.Device(index):
+            return int(self.xp.get_default_memory_pool().used_bytes())
+
+    def max_memory_allocated(self, index: int) -> int:
+        return max(self._peak.get(index, 0), self.memory_allocated(index))
+
+    def reset_peak_memory_stats(self, index: int) -> None:
+        self._peak[index] = self.memory_allocated(index)
+
+    def empty_cache(self) -> None:
+        self.xp.get_default_memory_pool().free_all_blocks()
+        self.xp.get_default_pinned_memory_pool().free_all_blocks()

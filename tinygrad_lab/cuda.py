@@ -1,0 +1,97 @@
+"""`tinygrad_lab.cuda`: is there a GPU, and what is it doing (PyTorch's torch.cuda).
+
+`is_available()` never raises: without CuPy, a driver or a GPU it is False and
+`unavailable_reason()` says why. Functions that need a GPU (synchronize, the
+memory figures) raise a RuntimeError with that reason; the seeding functions
+are silently ignored without one, as in PyTorch.
+"""
+from __future__ import annotations
+
+from . import random as _random
+from .backends import Device
+from .backends import backend as _backend
+
+_cuda = _backend("cuda")
+_current = [0]
+
+
+def is_available() -> bool:
+    """True when CUDA tensors can be made here (CuPy, a driver and a GPU that runs a kernel)."""
+    return _cuda.status()[0]
+
+
+def unavailable_reason() -> str | None:
+    """Why CUDA cannot be used here (None when it can)."""
+    return _cuda.status()[1]
+
+
+def device_count() -> int:
+    """The number of usable GPUs (0 without CUDA)."""
+    return _cuda.device_count if is_available() else 0
+
+
+def _index(device) -> int:
+    """The GPU index meant by None (the current one), an int, 'cuda:N' or a Device; checked."""
+    if device is None:
+        index = _current[0]
+    elif isinstance(device, int):
+        index = device
+    else:
+        dev = Device(device)
+        if dev.type != "cuda":
+            raise ValueError(f"expected a cuda device, got {dev}")
+        index = dev.index if dev.index is not None else _current[0]
+    _cuda.check(index)
+    return index
+
+
+def current_device() -> int:
+    _cuda.check(None)
+    return _current[0]
+
+
+def set_device(device) -> None:
+    """Make `device` the GPU that ops run on (CuPy's current device)."""
+    index = _index(device)
+    _cuda.xp.cuda.Device(index).use()
+    _current[0] = index
+
+
+def get_device_name(device=None) -> str:
+    """The GPU's name, e.g. 'NVIDIA H100 80GB HBM3'."""
+    index = _index(device)
+    name = _cuda.xp.cuda.runtime.getDeviceProperties(index)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def synchronize(device=None) -> None:
+    """Wait for all queued work on the GPU to finish: time GPU code only around this."""
+    _cuda.synchronize(_index(device))
+
+
+def manual_seed(seed: int) -> None:
+    """Reseed the generators of the CUDA devices (ignored without CUDA, as in PyTorch)."""
+    _random.manual_seed_device_type("cuda", seed)
+
+
+manual_seed_all = manual_seed
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes of GPU memory held by tensors now (CuPy's memory pool, used blocks)."""
+    return _cuda.memory_allocated(_index(device))
+
+
+def max_memory_allocated(device=None) -> int:
+    """The peak of memory_allocated since start, or since reset_peak_memory_stats()."""
+    return _cuda.max_memory_allocated(_index(device))
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    _cuda.reset_peak_memory_stats(_index(device))
+
+
+def empty_cache() -> None:
+    """Give the memory pool's cached, unused blocks back to the driver (no-op without CUDA)."""
+    if is_available():
+        _cuda.empty_cache()
