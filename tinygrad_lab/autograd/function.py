@@ -243,14 +243,19 @@ class RemovableHandle:
 
 
 def _device_mismatch(fn: type, args: tuple) -> RuntimeError:
-    devs = []
-    for a in args:
-        if isinstance(a, TensorBase) and a._device not in devs:
-            devs.append(a._device)
+    """PyTorch's message, plus where each tensor argument is and which move fixes it."""
+    devs, where = [], []
+    for i, a in enumerate(args):
+        if isinstance(a, TensorBase):
+            if a._device not in devs:
+                devs.append(a._device)
+            where.append(f"argument {i} (shape {list(a._data.shape)}) is on {a._device}")
+    target = next((d for d in devs if d.type != "cpu"), devs[0])  # usually the model's device
     names = " and ".join(str(d) for d in devs)
     return RuntimeError(
         f"Expected all tensors to be on the same device, but found at least two devices, {names}! "
-        f"(in op {fn.__name__}). Move them to one device first, e.g. t.to('{devs[0]}').")
+        f"(in op {fn.__name__}: {'; '.join(where)}). Move them to one device first, "
+        f"e.g. t = t.to('{target}').")
 
 
 class Function:
