@@ -16,7 +16,7 @@ PYTEST_ARGS ?= -p xdist -n auto --dist loadfile
 # Extra JupyterLab arguments, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`.
 LAB_ARGS    ?=
 
-.PHONY: setup test lab clean graphviz
+.PHONY: setup test lab clean system-deps
 
 setup: $(STAMP)
 
@@ -33,34 +33,43 @@ $(STAMP): pyproject.toml
 	@echo "==> installing PyTorch oracle (optional, [oracle] extra)"
 	@$(VPY) -m pip install -q -e '.[oracle]' \
 	  || echo "!! PyTorch (torch==2.13.0) could not be installed: PyTorch oracle tests will be skipped."
-	@$(MAKE) --no-print-directory graphviz
+	@$(MAKE) --no-print-directory system-deps
 	@touch $@
 	@echo "==> setup complete"
 
-# Ensure the Graphviz `dot` binary (system package; the pip `graphviz` package only wraps it).
-graphviz:
-	@if command -v dot >/dev/null 2>&1; then \
-	  echo "==> graphviz: $$(command -v dot) found"; \
-	  exit 0; \
-	fi; \
-	if command -v apt-get >/dev/null 2>&1; then \
+# System programs the course and its tests need, as "command:apt-package" pairs: Graphviz `dot`
+# (the pip `graphviz` package only wraps it) and Chromium (driven by playwright in tests/browser;
+# playwright never downloads a browser here).
+SYSTEM_DEPS := dot:graphviz chromium:chromium
+
+# Installs whatever is missing with apt-get when it can (root, or passwordless sudo); otherwise says how.
+system-deps:
+	@missing=""; \
+	for pair in $(SYSTEM_DEPS); do \
+	  cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  if command -v $$cmd >/dev/null 2>&1; then echo "==> $$pkg: $$(command -v $$cmd) found"; \
+	  else missing="$$missing $$pkg"; fi; \
+	done; \
+	if [ -n "$$missing" ] && command -v apt-get >/dev/null 2>&1; then \
 	  SUDO=""; \
 	  if [ "$$(id -u)" != 0 ]; then \
 	    if command -v sudo >/dev/null 2>&1 && { sudo -n true 2>/dev/null || [ -t 0 ]; }; then SUDO="sudo"; else SUDO="none"; fi; \
 	  fi; \
 	  if [ "$$SUDO" != none ]; then \
-	    echo "==> graphviz: installing with apt-get (dot not found on PATH)"; \
+	    echo "==> installing with apt-get:$$missing"; \
 	    $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-	      && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz >/dev/null \
+	      && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
 	      || true; \
 	  fi; \
 	fi; \
-	if command -v dot >/dev/null 2>&1; then \
-	  echo "==> graphviz: $$(command -v dot) installed"; \
-	else \
-	  echo "!! Graphviz 'dot' not found and could not be installed automatically; graph rendering will be unavailable."; \
-	  echo "!! Install it with one of: 'sudo apt-get install graphviz' | 'brew install graphviz' | 'conda install -c conda-forge graphviz'"; \
-	fi
+	for pair in $(SYSTEM_DEPS); do \
+	  cmd=$${pair%%:*}; pkg=$${pair##*:}; \
+	  if ! command -v $$cmd >/dev/null 2>&1; then \
+	    echo "!! $$pkg ('$$cmd') is missing and could not be installed automatically."; \
+	    echo "!! Install the '$$pkg' package with your system's package manager (e.g. sudo apt-get install $$pkg)."; \
+	    echo "!! Without it: graphviz -> graphs are not drawn; chromium -> the browser tests are skipped."; \
+	  fi; \
+	done
 
 test: setup
 	$(VPY) -m pytest $(PYTEST_ARGS)
