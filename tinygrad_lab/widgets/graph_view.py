@@ -1,0 +1,157 @@
+"""GraphView: the engine's recorded graph in the notebook, drawn by Graphviz.
+
+    GraphView(loss)                       # everything that produced `loss` (graph.capture)
+    with GraphView.live() as view:        # the picture grows while the block runs (graph.record)
+        ...
+
+Python owns the state (traits `svg`, `selected`, `details`, `highlighted`); the
+browser only draws the SVG and reports clicks by setting `selected` to the
+clicked node's Graphviz name. All the graph logic is `tinygrad_lab.graph`'s.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import anywidget
+import traitlets
+
+from .. import graph as _graph
+from ..autograd.tensor_base import TensorBase
+from ._base import StaticFallback, asset, shows_errors
+
+_OPTIONS = ("show_values", "show_grads", "cluster_modules", "collapse")
+
+
+def _fmt_summary(s) -> str:
+    if s is None:
+        return "—"
+    if s.min is None:
+        return "empty"
+    preview = ", ".join(f"{v:.4g}" for v in s.preview) + (", …" if s.numel > len(s.preview) else "")
+    return f"min {s.min:.4g} · max {s.max:.4g} · mean {s.mean:.4g} · norm {s.norm:.4g}  [{preview}]"
+
+
+def node_details(g: "_graph.Graph", name: str) -> dict:
+    """What the details panel shows for the drawn node called `name` ("n3": graph node 3; "m1": module call 1)."""
+    kind, _, num = name[:1], None, name[1:]
+    if not num.isdigit():
+        return {"node": name}
+    i = int(num)
+    if kind == "m" and i < len(g.modules):
+        call = g.modules[i]
+        members = [n for n in g if any(c.key == i for c in n.scope)]
+        return {"module": call.label, "depth": call.depth, "ops inside": sum(n.kind == "op" for n in members)}
+    if kind not in "nc" or i >= len(g):
+        return {"node": name}
+    n = g[i]
+    out = {"node": f"#{n.id}", "op": n.op or n.kind}
+    if n.name:
+        out["name"] = n.name
+    out["shape"] = str(list(n.shape))
+    out["dtype"] = n.dtype or "?"
+    out["device"] = n.device
+    out["requires_grad"] = str(n.requires_grad)
+    if n.module is not None:
+        out["module"] = n.module.label
+    if n.inputs:
+        out["inputs"] = ", ".join(f"{name}=#{src}" for (src, _), name in zip(n.inputs, n.input_names))
+    if n.saved:
+        out["saved"] = "; ".join(f"{s.name} {list(s.shape)} ({s.nbytes} B)" for s in n.saved)
+    out["value"] = _fmt_summary(n.value)
+    out["grad"] = _fmt_summary(n.grad)
+    return out
+
+
+class GraphView(StaticFallback, anywidget.AnyWidget):
+    """A recorded graph, clickable: select a node to see its op, shape, dtype, device, module,
+    value and gradient summaries and saved tensors. Wheel zooms, drag pans, double-click resets."""
+
+    _esm = asset("graph_view.js")
+    _css = asset("graph_view.css")
+
+    svg = traitlets.Unicode("").tag(sync=True)
+    selected = traitlets.Unicode("").tag(sync=True)
+    details = traitlets.Dict().tag(sync=True)
+    highlighted = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    highlighted_edges = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    error = traitlets.Unicode("").tag(sync=True)
+    show_values = traitlets.Bool(False).tag(sync=True)
+    show_grads = traitlets.Bool(False).tag(sync=True)
+    cluster_modules = traitlets.Bool(False).tag(sync=True)
+    collapse = traitlets.Any(None)  # module names or a depth (see graph.render.to_dot)
+
+    def __init__(self, source=None, *, params=None, highlight: int | None = None, max_nodes: int | None = 300,
+                 redraw_interval: float = 0.3, **options):
+        """`source`: a tensor (its graph is captured), a `graph.Graph`, or None (an empty view,
+        e.g. for live()). Options: show_values, show_grads, cluster_modules, collapse."""
+        super().__init__(**options)
+        if isinstance(source, TensorBase):
+            source = _graph.capture(source, params=params)
+        self.graph = source if source is not None else _graph.Graph(params)
+        self.highlight = highlight
+        self.max_nodes = max_nodes
+        self.redraw_interval = redraw_interval
+        self._recorder = None
+        self._last_draw = 0.0
+        self._drawing = threading.Lock()
+        self.redraw()
+        self.observe(lambda change: self.redraw(), names=list(_OPTIONS))
+        self.observe(self._on_select, names="selected")
+
+    def __repr__(self) -> str:
+        return f"<GraphView: {len(self.graph)} nodes>"
+
+    def _static_bundle(self) -> dict:
+        return {"image/svg+xml": self.svg} if self.svg else {}
+
+    # ---------------------------------------------------------------- drawing
+    @shows_errors
+    def redraw(self) -> None:
+        """Render the graph again with the current options (Graphviz runs in this process)."""
+        self.svg = self.graph.to_svg(show_values=self.show_values, show_grads=self.show_grads,
+                                     cluster_modules=self.cluster_modules, collapse=self.collapse,
+                                     max_nodes=self.max_nodes, highlight=self.highlight)
+        self._last_draw = time.monotonic()
+        if self.selected:
+            self.details = node_details(self.graph, self.selected)
+
+    @shows_errors
+    def _on_select(self, change) -> None:
+        self.details = node_details(self.graph, change["new"]) if change["new"] else {}
+
+    # ---------------------------------------------------------------- live mode
+    @classmethod
+    def live(cls, params=None, **options) -> "GraphView":
+        """A view that records every op while its `with` block runs and redraws a few times a
+        second (in a background thread, so the computation never waits for Graphviz)."""
+        view = cls(None, params=params, **options)
+        view._recorder = _graph.record(params)
+        view.graph = view._recorder.graph
+        view.graph.subscribe(view._on_new_node)
+        return view
+
+    def __enter__(self) -> "GraphView":
+        if self._recorder is None:
+            raise RuntimeError("only GraphView.live() views record: use `with GraphView.live() as view:`")
+        from IPython.display import display
+        display(self)
+        self._recorder.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._recorder.__exit__(*exc)
+        with self._drawing:
+            self.redraw()  # the final picture, whatever the throttle skipped
+
+    def _on_new_node(self, event: str, node) -> None:
+        if time.monotonic() - self._last_draw < self.redraw_interval or not self._drawing.acquire(blocking=False):
+            return
+        self._last_draw = time.monotonic()
+
+        def draw():
+            try:
+                self.redraw()
+            finally:
+                self._drawing.release()
+        threading.Thread(target=draw, daemon=True).start()
