@@ -16,7 +16,7 @@ PYTEST_ARGS ?= -p xdist -n auto --dist loadfile
 # Extra JupyterLab arguments, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`.
 LAB_ARGS    ?=
 
-.PHONY: setup test lab clean system-deps
+.PHONY: setup test lab notebooks clean system-deps
 
 setup: $(STAMP)
 
@@ -76,6 +76,12 @@ test: setup
 
 lab: setup
 	$(VENV)/bin/jupyter lab notebooks/ $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) $(LAB_ARGS)
+
+# Re-execute every notebook in place and strip widget state (outputs and counts kept), as committed.
+notebooks: setup
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=300 \
+	  notebooks/*.ipynb notebooks/exercises/*.ipynb
+	$(VENV)/bin/nbstripout --keep-output --keep-count notebooks/*.ipynb notebooks/exercises/*.ipynb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info

@@ -1,4 +1,4 @@
-"""The `tinygrad-lab` console command: `lab`, `bench` and `doctor`.
+"""The `tinygrad-lab` console command: `lab`, `bench`, `doctor` and `exercises`.
 
 Each subcommand lives with the layer it belongs to and only the one asked for
 is imported, so `tinygrad-lab doctor` works even where the bench or lab extras
@@ -16,6 +16,7 @@ _COMMANDS = {
     "lab": ("tinygrad_lab.lab", "open the course notebooks in JupyterLab"),
     "bench": ("tinygrad_lab.bench.cli", "time the engine beside NumPy, CuPy and PyTorch"),
     "doctor": ("tinygrad_lab.doctor", "check what this machine has for the course"),
+    "exercises": ("tinygrad_lab.exercises.cli", "make the student versions of the exercise notebooks"),
 }
 
 
