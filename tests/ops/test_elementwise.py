@@ -284,3 +284,24 @@ def test_clamp_without_bounds_raises_like_pytorch(torch):
     ref = error_of(lambda: torch.ones(2).clamp())
     with pytest.raises(type(ref)):
         tl.ones(2).clamp()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_masked_backward_on_large_arrays_is_where_bit_for_bit(dtype):
+    """Large masked backwards (relu, clamp, where) take a branch-free path: it must give exactly
+    np.where's bits, with infinities, NaNs and negative zeros in the gradient, on both sides."""
+    from tinygrad_lab.ops.elementwise import _BRANCHY
+    rng = np.random.default_rng(3)
+    n = 2 * _BRANCHY + 1
+    x = rng.standard_normal(n).astype(dtype)
+    g = rng.standard_normal(n).astype(dtype)
+    g[:8] = [np.inf, -np.inf, np.nan, -0.0, np.inf, -np.inf, np.nan, -0.0]
+    x[:8] = [1, 1, 1, 1, -1, -1, -1, -1]
+    t = tl.tensor(x, requires_grad=True)
+    t.relu().backward(tl.tensor(g))
+    expected = np.where(x > 0, g, dtype(0))
+    np.testing.assert_array_equal(t.grad.numpy().view(np.uint8), expected.view(np.uint8))
+    t.grad = None
+    t.clamp(-0.5, 0.5).backward(tl.tensor(g))
+    expected = np.where((x >= -0.5) & (x <= 0.5), g, dtype(0))
+    np.testing.assert_array_equal(t.grad.numpy().view(np.uint8), expected.view(np.uint8))

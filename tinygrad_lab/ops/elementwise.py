@@ -370,7 +370,12 @@ class Where(Function):
     def forward(ctx, cond, a, b):
         c = cond._data
         ctx.save_for_backward(c)
-        return ctx.xp.where(c, _arr(a), _arr(b))
+        a, b = _arr(a), _arr(b)
+        if b.__class__ is float and b == 0 and hasattr(a, "dtype"):
+            return _keep_or_zero(ctx.xp, c, a)  # g where mask else 0: every masked backward (relu, clamp, ...)
+        if a.__class__ is float and a == 0 and hasattr(b, "dtype"):
+            return _keep_or_zero(ctx.xp, ~c, b)
+        return ctx.xp.where(c, a, b)
 
     @staticmethod
     def backward(ctx, g):
@@ -380,6 +385,21 @@ class Where(Function):
         return (None,
                 _unbroadcast(ctx, where(cond, g, 0.0), 1) if n[1] else None,
                 _unbroadcast(ctx, where(cond, 0.0, g), 2) if n[2] else None)
+
+
+_BRANCHY = 4096  # from this size the branch-free select below beats xp.where
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _keep_or_zero(xp, mask, arr):
+    """where(mask, arr, 0.0), bit for bit, several times faster on large float arrays: the bits of
+    arr ANDed with all-ones where mask is True and zeros elsewhere (a select mispredicts on random
+    masks; this has no branches). Every masked backward (relu, clamp, where) comes through here."""
+    if arr.dtype.kind != "f" or arr.size < _BRANCHY or mask.shape != arr.shape:
+        return xp.where(mask, arr, 0.0)
+    uint = _UINT[arr.itemsize]
+    keep = xp.subtract(0, mask, dtype=uint)  # 0 - True wraps to all ones
+    return xp.bitwise_and(keep, arr.view(uint), out=keep).view(arr.dtype)
 
 
 def where(cond, a, b):
