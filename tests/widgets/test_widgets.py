@@ -154,3 +154,28 @@ def test_live_loss_collects_and_draws():
     svg = _bundle(live)["image/svg+xml"]
     assert svg == loss_curve_svg([3.0, 2.0, 1.0], live.title) and "<polyline" in svg
     assert "36.0,36.0" in svg and "384.0,144.0" in svg  # highest value at the top left, lowest bottom right
+
+
+def _mlp_and_cnn():
+    tl.manual_seed(0)
+    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    cnn = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(8, 3))
+    return [(mlp, tl.randn(5, 4)), (cnn, tl.randn(2, 1, 4, 4))]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["mlp", "cnn"])
+def test_stepper_widget_on_models_with_collapsed_modules(which):
+    model, x = _mlp_and_cnn()[which]
+    target = tl.tensor([0, 2, 1, 1, 0][: x.shape[0]])
+    loss = nn.functional.cross_entropy(model(x), target)
+    s = widgets.BackwardStepper(loss, params=dict(model.named_parameters()), collapse=1, cluster_modules=True)
+    drawn = len(_drawn_nodes(s.view.svg))
+    assert drawn < len(s.view.graph)  # the layers are folded into boxes
+    s.slider.value = s.total  # play to the end
+    assert s.error == "" and s.model.done
+    got = {name: p.grad.numpy().copy() for name, p in model.named_parameters()}
+    for p in model.parameters():
+        p.grad = None
+    nn.functional.cross_entropy(model(x), target).backward()
+    for name, p in model.named_parameters():
+        np.testing.assert_array_equal(got[name], p.grad.numpy(), err_msg=name)
