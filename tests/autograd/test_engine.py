@@ -461,3 +461,18 @@ def test_generator_restores_grad_mode_when_abandoned():
         gen = backward_steps([(x * 3.0).sum().detach().requires_grad_()], [tl.tensor(1.0, dtype=tl.float64)])
         list(gen)
         assert not tl.is_grad_enabled()
+
+
+def test_zero_dim_results_are_arrays_so_in_place_and_accumulation_work():
+    """NumPy gives scalars (immutable) for 0-d results; tensors hold 0-d arrays instead, so a second
+    backward into a 0-d leaf accumulates and in-place ops on a 0-d result work."""
+    w = tl.tensor(0.5, requires_grad=True)
+    loss = w * 2.0
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert w.grad.item() == 4.0
+    s = tl.tensor([1.0, 2.0]).sum()
+    s.add_(1)
+    s *= 2
+    assert s.item() == 8.0
+    assert isinstance((tl.tensor(3.0) * 2)._data, np.ndarray)

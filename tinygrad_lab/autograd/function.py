@@ -22,7 +22,7 @@ import weakref
 
 from . import events
 from .grad_mode import state as _grad_state
-from .tensor_base import TensorBase, _cls as _tensor_cls, _new, make, make_view, version_counter
+from .tensor_base import _NP_SCALARS, TensorBase, _cls as _tensor_cls, _new, make, make_view, version_counter
 
 _node_ids = itertools.count()
 
@@ -302,7 +302,7 @@ class Function:
         out = cls.forward(_null_ctxs.get(device._str) or _new_null_ctx(device), *args)
         if type(out) is tuple:
             return tuple(_wrap_plain(o, args, device, cls) for o in out)
-        if cls.is_view or isinstance(out, TensorBase):
+        if cls.is_view or out.__class__ in _NP_SCALARS or isinstance(out, TensorBase):
             return _wrap_plain(out, args, device, cls)
         t = _new(_tensor_cls[0])  # make(), inlined: the no-grad hot path
         t._data = out

@@ -8,6 +8,8 @@ the façade.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
 
 
@@ -145,9 +147,16 @@ def set_tensor_class(cls: type) -> None:
     _cls[0] = cls
 
 
+# NumPy returns scalars, not 0-d arrays, from ufuncs and full reductions on 0-d data; a scalar is
+# immutable, so in-place ops and gradient accumulation need it as a 0-d array
+_NP_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, np.generic))
+
+
 def make(data, device):
     """Wrap a backend array into a Tensor (no copy); callers set graph fields after."""
     t = _new(_cls[0])
+    if data.__class__ in _NP_SCALARS:
+        data = np.array(data)
     t._data = data
     t._device = device
     return t
@@ -156,6 +165,8 @@ def make(data, device):
 def make_view(data, device, base: TensorBase):
     """A tensor sharing memory (and so the version counter) with `base`."""
     t = _new(_cls[0])
+    if data.__class__ in _NP_SCALARS:
+        data = np.array(data)
     t._data = data
     t._device = device
     t._vc = version_counter(base)
