@@ -307,6 +307,7 @@ def test_cuda_module_without_a_gpu():
     assert tl.cuda.is_available() is False
     assert isinstance(tl.cuda.unavailable_reason(), str) and tl.cuda.unavailable_reason()
     assert tl.cuda.device_count() == 0
+    assert repr(tl.device("cuda:0")) == "device(type='cuda', index=0)"  # naming a device never fails
     tl.cuda.manual_seed(1)  # ignored, as in PyTorch
     tl.cuda.manual_seed_all(1)
     tl.cuda.empty_cache()

@@ -27,7 +27,7 @@ def resolve_device(device) -> Device:
     dev = Device(device)
     if dev.index is None and dev.type != "cpu":
         dev = Device(dev.type, 0)
-    return dev
+    return dev.check()
 
 
 def size_args(size) -> tuple:

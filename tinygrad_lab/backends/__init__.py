@@ -3,8 +3,8 @@
 `device("cpu")`, `device("cuda:1")`: a Device names a backend and an index.
 Devices are interned, so `a.device is b.device` is the fast same-device test.
 Adding a backend is `register_backend(...)`: no op changes. A backend that
-cannot run here (CUDA without CuPy or a GPU) stays registered, and naming its
-device raises a RuntimeError that says why.
+cannot run here (CUDA without CuPy or a GPU) stays registered: naming its device
+works, as in PyTorch, and putting a tensor there raises a RuntimeError that says why.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ _DEVICES: dict[tuple[str, int | None], "Device"] = {}
 class Device:
     """A place where tensors live: a backend type plus an index (PyTorch's torch.device)."""
 
-    __slots__ = ("type", "index", "backend", "_str")
+    __slots__ = ("type", "index", "backend", "_str", "_checked")
 
     def __new__(cls, spec, index: int | None = None):
         if isinstance(spec, Device):
@@ -41,12 +41,19 @@ class Device:
         if backend is None:
             known = ", ".join(sorted(_BACKENDS))
             raise RuntimeError(f"unknown device type {kind!r} in {spec!r}; known device types: {known}")
-        backend.check(index)  # e.g. CUDA missing: a RuntimeError that says why
         dev = object.__new__(cls)
-        dev.type, dev.index, dev.backend = kind, index, backend
+        dev.type, dev.index, dev.backend, dev._checked = kind, index, backend, False
         dev._str = kind if index is None else f"{kind}:{index}"
         _DEVICES[key] = dev
         return dev
+
+    def check(self) -> "Device":
+        """This device, once its backend says it can be used here (a RuntimeError saying why not).
+        As in PyTorch, naming a device never fails; putting a tensor on it does."""
+        if not self._checked:
+            self.backend.check(self.index)
+            self._checked = True
+        return self
 
     def __repr__(self) -> str:
         return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"

@@ -131,7 +131,7 @@ def _tinygrad(device: str) -> Runtime:
     import tinygrad_lab as tl
 
     try:
-        dev = tl.device(device)
+        dev = tl.device(device).check()
     except RuntimeError as exc:  # e.g. "CUDA is not available: CuPy is not installed ..."
         raise Unavailable(str(exc)) from None
     sync = None if dev.type == "cpu" else functools.partial(dev.backend.synchronize, dev.index or 0)

@@ -1,0 +1,42 @@
+"""The course notebooks as files (nbval runs them; this checks how they are committed):
+executed, stripped of widget state, on the python3 kernel, using only the public API,
+with enough outputs checked to make the test meaningful."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+ALL = sorted(NOTEBOOKS.glob("*.ipynb")) + sorted((NOTEBOOKS / "exercises").glob("*.ipynb"))
+LESSONS = sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def _load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_the_course_has_its_lessons_and_exercises():
+    assert [p.name[:2] for p in LESSONS] == [f"{i:02d}" for i in range(11)]
+    assert len(list((NOTEBOOKS / "exercises").glob("*.ipynb"))) >= 6
+
+
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.relative_to(NOTEBOOKS).as_posix())
+def test_notebook_is_committed_executed_and_stripped(path):
+    nb = _load(path)
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    assert "widgets" not in nb["metadata"], "widget state is committed: run `make notebooks` (nbstripout)"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and all(c["execution_count"] is not None for c in code), "not executed: run `make notebooks`"
+    source = "\n".join("".join(c["source"]) for c in code)
+    private = re.findall(r"tinygrad_lab(?:\.\w+)*\._\w+", source)
+    assert not private, f"uses private names: {private}"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_lessons_check_what_they_teach(path):
+    tagged = [c for c in _load(path)["cells"]
+              if c["cell_type"] == "code" and "nbval-check-output" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) >= 3, "tag the cells whose output teaches something with nbval-check-output"
