@@ -14,9 +14,9 @@ from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, fu
                        ones, ones_like, rand, randint, randn, randperm, tensor, zeros, zeros_like)
 from .dtypes import DType as dtype
 from .dtypes import get_default_dtype, set_default_dtype
-from .ops.elementwise import (abs, add, ceil, clamp, cos, div, eq, exp, floor, ge, gt, le, log, log1p, logical_and,
-                              logical_not, logical_or, lt, maximum, minimum, mul, ne, neg, pow, relu, remainder,
-                              round, rsqrt, sigmoid, sign, sin, sqrt, sub, tanh, trunc, where)
+from .ops.elementwise import (abs, add, allclose, ceil, clamp, cos, div, eq, equal, exp, floor, ge, gt, isclose, le,
+                              log, log1p, logical_and, logical_not, logical_or, lt, maximum, minimum, mul, ne, neg,
+                              pow, relu, remainder, round, rsqrt, sigmoid, sign, sin, sqrt, sub, tanh, trunc, where)
 from .ops.indexing import gather
 from .ops.linalg import matmul
 from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, permute, reshape, split, squeeze, stack, t,

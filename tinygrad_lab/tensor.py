@@ -246,6 +246,7 @@ class Tensor(TensorBase):
     __pos__ = lambda self: self  # noqa: E731
     __abs__ = abs = ew.abs
     __eq__ = eq = ew.eq
+    isclose, allclose, equal = ew.isclose, ew.allclose, ew.equal
     __ne__ = ne = ew.ne
     __lt__ = lt = ew.lt
     __le__ = le = ew.le

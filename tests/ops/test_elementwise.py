@@ -305,3 +305,20 @@ def test_masked_backward_on_large_arrays_is_where_bit_for_bit(dtype):
     t.clamp(-0.5, 0.5).backward(tl.tensor(g))
     expected = np.where((x >= -0.5) & (x <= 0.5), g, dtype(0))
     np.testing.assert_array_equal(t.grad.numpy().view(np.uint8), expected.view(np.uint8))
+
+
+def test_isclose_allclose_equal_match_torch(torch):
+    a = [1.0, 2.0, float("nan"), float("inf"), -float("inf"), 1e-9, 100.0]
+    b = [1.0 + 1e-6, 2.1, float("nan"), float("inf"), float("inf"), 0.0, 100.001]
+    for kw in ({}, {"equal_nan": True}, {"rtol": 0.1}, {"atol": 1e-3, "rtol": 0.0}):
+        got = tl.isclose(tl.tensor(a), tl.tensor(b), **kw)
+        want = torch.isclose(torch.tensor(a), torch.tensor(b), **kw)
+        assert got.dtype is tl.bool and got.tolist() == want.tolist(), kw
+        assert tl.allclose(tl.tensor(a[:2]), tl.tensor(b[:2]), **kw) == torch.allclose(
+            torch.tensor(a[:2]), torch.tensor(b[:2]), **kw)
+    x = tl.tensor([[1, 2], [3, 4]])
+    assert x.equal(tl.tensor([[1, 2], [3, 4]])) and not tl.equal(x, tl.tensor([1, 2, 3, 4]))
+    assert not tl.equal(x, tl.tensor([[1, 2], [3, 5]]))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        tl.isclose(tl.tensor([1.0]), tl.tensor([1.0], dtype=tl.float64))
+    assert tl.tensor([1.0]).isclose(tl.tensor([1.0 + 1e-9])).tolist() == [True]

@@ -323,6 +323,34 @@ FloorDivide, _ = _comparison("FloorDivide", "floor_divide")
 BitwiseAnd, bitwise_and = _comparison("BitwiseAnd", "bitwise_and")
 BitwiseOr, bitwise_or = _comparison("BitwiseOr", "bitwise_or")
 BitwiseXor, bitwise_xor = _comparison("BitwiseXor", "bitwise_xor")
+class IsClose(Function):
+    """|a - b| <= atol + rtol * |b| elementwise (NaNs equal only with equal_nan), as torch.isclose."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, rtol, atol, equal_nan):
+        return ctx.xp.isclose(_arr(a), _arr(b), rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False):
+    """Which elements of a and b are close (a bool tensor; no gradient)."""
+    if isinstance(a, TensorBase) and isinstance(b, TensorBase) and a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"isclose(): expected both inputs to have same dtype, but got {a.dtype} and {b.dtype}")
+    a, b = _as_operand(a, "isclose"), _as_operand(b, "isclose")
+    return IsClose.apply(a, b, float(rtol), float(atol), bool(equal_nan))
+
+
+def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether every element of a is close to b's (see isclose), as torch.allclose."""
+    return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
+
+
+def equal(a, b) -> bool:
+    """True if a and b have the same shape and the same elements, as torch.equal."""
+    return a._data.shape == b._data.shape and bool(eq(a, b)._data.all())
+
+
 TruncDivide = type("TruncDivide", (Function,), {
     "differentiable": False, "__doc__": "Integer division rounding toward zero (no gradient).",
     "forward": staticmethod(lambda ctx, a, b: (ctx.xp.sign(_arr(a)) * ctx.xp.sign(_arr(b))
