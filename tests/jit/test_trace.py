@@ -357,3 +357,14 @@ def test_gradcheck_and_gradgradcheck_through_a_trace():
     x = tl.randn(4, 3, dtype=tl.float64, requires_grad=True)
     assert tl.autograd.gradcheck(traced, (x,))
     assert tl.autograd.gradgradcheck(traced, (x,))
+
+
+def test_a_value_dependent_loop_warns_once_per_line():
+    def grow(x):
+        while x.sum() < 100:  # the same line decides three times
+            x = x * 3
+        return x
+
+    with pytest.warns(jit.TracerWarning) as record:
+        jit.trace(grow, (tl.ones(2),))
+    assert len([w for w in record if issubclass(w.category, jit.TracerWarning)]) == 1

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -84,6 +85,7 @@ class _Recorder:
         self.module_paths: dict = {}
         self.roots: set = set()
         self.converting = False    # inside a wrapped conversion (bool calls item: warn once)
+        self.warned: set = set()   # (file, line) of the conversions already warned about: a loop warns once
         self.depth = len(scope_stack)  # modules already running when the trace began are not part of it
         self._constants = itertools.count()
         if root is not None:
@@ -208,7 +210,8 @@ def _rebuilt(container: tuple | list, items: list) -> tuple | list:
 
 def _warn_conversion(recorder: _Recorder, method: str, original: Callable) -> Callable:
     """`method` of Tensor, warning when a traced (input- or parameter-dependent) tensor's value
-    flows into Python. Conversions made inside another one (bool calls item) warn once."""
+    flows into Python: once per source line per trace (a loop warns once), and a conversion made
+    inside another one (bool calls item) does not warn again."""
     shown = {"__bool__": "bool(tensor) (an `if`/`while` on a tensor, or `and`/`or`/`not`)",
              "__float__": "float(tensor)", "__int__": "int(tensor)", "__index__": "a tensor used as a Python index",
              "item": "tensor.item()", "tolist": "tensor.tolist()", "numpy": "tensor.numpy()"}[method]
@@ -217,13 +220,17 @@ def _warn_conversion(recorder: _Recorder, method: str, original: Callable) -> Ca
     def wrapper(self, *args, **kwargs):
         if recorder.converting or not recorder.is_dynamic(self):
             return original(self, *args, **kwargs)
+        caller = sys._getframe(1)
+        site = (caller.f_code.co_filename, caller.f_lineno)
         recorder.converting = True
         try:
-            warnings.warn(
-                f"jit.trace: {shown} turned a traced tensor of shape {list(self._data.shape)} into a Python value. "
-                f"The Python code that used it ran once, with the example inputs, and is frozen into the trace: "
-                f"a branch taken here is taken on every replay, whatever the new values are.",
-                TracerWarning, stacklevel=2)
+            if site not in recorder.warned:
+                recorder.warned.add(site)
+                warnings.warn(
+                    f"jit.trace: {shown} turned a traced tensor of shape {list(self._data.shape)} into a Python "
+                    f"value. The Python code that used it ran once, with the example inputs, and is frozen into "
+                    f"the trace: a branch taken here is taken on every replay, whatever the new values are.",
+                    TracerWarning, stacklevel=2)
             return original(self, *args, **kwargs)
         finally:
             recorder.converting = False
