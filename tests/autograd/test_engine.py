@@ -476,3 +476,72 @@ def test_zero_dim_results_are_arrays_so_in_place_and_accumulation_work():
     s *= 2
     assert s.item() == 8.0
     assert isinstance((tl.tensor(3.0) * 2)._data, np.ndarray)
+
+
+def test_fresh_gradients_become_grad_without_a_copy_and_nothing_else_is_touched():
+    """AccumulateGrad keeps a large fresh gradient array as .grad (no copy), as PyTorch steals it;
+    later accumulation into it must never change another tensor, a hook's or a user's tensor."""
+    from tinygrad_lab.autograd.engine import _STEAL_MIN
+    n = _STEAL_MIN + 1
+    rng = np.random.default_rng(0)
+    a = tl.tensor(rng.standard_normal(n), requires_grad=True)
+    b = tl.tensor(rng.standard_normal(n), requires_grad=True)
+    b_before = b.detach().numpy().copy()
+    (a * b).sum().backward()
+    (a * b).sum().backward()  # accumulates in place into the kept array
+    np.testing.assert_array_equal(a.grad.numpy(), 2 * b_before)
+    np.testing.assert_array_equal(b.detach().numpy(), b_before)
+
+    # a pass-through gradient (Add sends its incoming gradient on) is shared: copied for each leaf
+    x, y = tl.ones(n, requires_grad=True), tl.ones(n, requires_grad=True)
+    g = tl.arange(float(n))
+    (x * 1.0 + y).backward(g)
+    x.grad.add_(10)
+    np.testing.assert_array_equal(y.grad.numpy(), np.arange(float(n)))
+    np.testing.assert_array_equal(g.numpy(), np.arange(float(n)))
+    w = tl.ones(n, requires_grad=True)
+    (w + 2.0).backward(g)  # the caller's own gradient, passed straight on to one leaf
+    w.grad.add_(10)
+    np.testing.assert_array_equal(g.numpy(), np.arange(float(n)))
+
+    # a leaf hook may keep the gradient it sees: then .grad is a copy
+    seen = []
+    h = a.register_hook(lambda grad: seen.append(grad))
+    a.grad = None
+    (a * b).sum().backward()
+    (a * b).sum().backward()
+    np.testing.assert_array_equal(seen[0].numpy(), b_before)
+    h.remove()
+
+    # a user Function may return any tensor as a gradient (here one it shares): never kept
+    shared = tl.full((n,), 7.0)
+
+    class ReturnsShared(tl.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, grad):
+            return shared
+
+    z = tl.zeros(n, requires_grad=True)
+    out = ReturnsShared.apply(z)
+    out.sum().backward(retain_graph=True)
+    out.sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), np.full(n, 14.0))
+    np.testing.assert_array_equal(shared.numpy(), np.full(n, 7.0))
+
+
+def test_the_stepper_history_keeps_its_numbers_after_later_accumulation():
+    """Stepping is not drained: the gradients a step sent are copied into .grad, so accumulating
+    into .grad later leaves the recorded step as it was."""
+    from tinygrad_lab import graph
+    a = tl.tensor([1.0, 2.0], requires_grad=True)
+    b = tl.tensor([3.0, 4.0])
+    s = graph.BackwardStepper((a * b).sum())
+    s.run()
+    mul_step = next(st for st in s.history if st.op == "Mul")
+    (a * b).sum().backward()  # accumulates in place into a.grad
+    np.testing.assert_array_equal(a.grad.numpy(), [6.0, 8.0])
+    np.testing.assert_array_equal(mul_step.raw.grad_inputs[0].numpy(), [3.0, 4.0])

@@ -120,6 +120,10 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     backward_mode = (create_graph, muted or not create_graph)  # backward's own ops are not published
     step_index = 0
     tensor_cls = _tensor_cls[0]
+    # Leaves whose pending gradient is a fresh array nothing else holds: AccumulateGrad may keep it as
+    # .grad instead of copying (PyTorch "steals" such gradients too). Only when no step object can
+    # hold on to it (drained, unobserved) and no graph of the backward is built.
+    owned: set | None = set() if drain and not publish and not create_graph else None
     try:
         if drain:
             _grad_state.enabled, events.muted[0] = backward_mode
@@ -130,7 +134,8 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
             if not drain:
                 _grad_state.enabled, events.muted[0] = backward_mode
             if type(node) is AccumulateGrad:
-                out = _leaf_step(node, grads[0], targets, captured, capture, inputs is None, create_graph)
+                out = _leaf_step(node, grads[0], targets, captured, capture, inputs is None, create_graph,
+                                 owned is not None and node in owned)
             else:
                 if node._pre_hooks or node._retained or node.n_outputs > 1:
                     grads = _run_prehooks(node, grads)
@@ -156,7 +161,15 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                         if buf is None:
                             buf = buffers[nxt] = [None] * nxt.n_outputs
                         nr = e[1]
-                        buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
+                        if buf[nr] is None:
+                            buf[nr] = g
+                            if (owned is not None and nxt.__class__ is AccumulateGrad and g._data.size >= _STEAL_MIN
+                                    and _fresh(node, g, grads, out)):
+                                owned.add(nxt)
+                        else:
+                            buf[nr] = _add(buf[nr], g)  # a new sum: nobody else holds it
+                            if owned is not None and nxt.__class__ is AccumulateGrad:
+                                owned.add(nxt)
                     if not retain_graph:
                         node._saved = _FREED
             if drain and not publish:
@@ -175,22 +188,35 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
         events.muted[0] = muted
 
 
-def _leaf_step(node, g, targets, captured, capture, accumulate_all, create_graph) -> tuple:
+_STEAL_MIN = 4096  # elements: below this a copy costs less than checking whether it can be skipped
+
+
+def _fresh(node, g, grads, out) -> bool:
+    """Whether gradient g, returned by a built-in op's backward, is an array nothing else refers to:
+    not a view (workspace buffers and broadcasts are views), not an incoming gradient passed
+    through, not sent to two inputs. A user Function's backward may return anything: never fresh."""
+    arr = g._data
+    return (node.fn.array_forward and arr.base is None and arr.flags.writeable and arr.flags.c_contiguous
+            and not any(x is g for x in grads) and sum(x is g for x in out) == 1)
+
+
+def _leaf_step(node, g, targets, captured, capture, accumulate_all, create_graph, owned=False) -> tuple:
     """AccumulateGrad: run the leaf's hooks, then add g into its .grad (or capture
-    it for autograd.grad)."""
+    it for autograd.grad). `owned`: g is a fresh array the leaf may keep without copying."""
     leaf = node._variable()
     if leaf is None:  # the leaf no longer exists: nobody can read its gradient
         return (None,)
     m = leaf._meta
     if m is not None and m.hooks:
         g = _call_hooks(m.hooks.values(), g)
+        owned = False  # a hook may have kept it
     if capture:
         pos = targets.get((node, 0))
         if pos is not None:
             captured[pos] = g
         return (g,)
     if accumulate_all or (node, 0) in targets:
-        _accumulate(leaf, g, create_graph)
+        _accumulate(leaf, g, create_graph, owned)
     return (leaf._grad,)
 
 
@@ -251,14 +277,15 @@ def _zeros_like_output(node, nr):
     return make(node.xp.zeros(shape, dtype=dtype), node.device)
 
 
-def _accumulate(leaf: TensorBase, g: TensorBase, create_graph: bool) -> None:
-    """leaf.grad += g (PyTorch's AccumulateGrad), cast to the leaf's dtype."""
+def _accumulate(leaf: TensorBase, g: TensorBase, create_graph: bool, owned: bool = False) -> None:
+    """leaf.grad += g (PyTorch's AccumulateGrad), cast to the leaf's dtype. An `owned` g becomes
+    the new .grad itself; any other is copied, as it may be shared or a broadcast view."""
     if g._data.dtype != leaf._data.dtype:
         from ..ops.elementwise import cast
         g = cast(g, leaf._data.dtype)
     old = leaf._grad
     if old is None:
-        if create_graph:
+        if create_graph or owned:
             leaf._grad = g
         else:  # an owned, contiguous, writable copy: g may be shared or a broadcast view
             leaf._grad = make(g._data.copy(), leaf._device)
