@@ -79,7 +79,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                    retain_graph: bool = False, create_graph: bool = False,
                    inputs: Sequence[TensorBase] | None = None,
                    capture: bool = False, drain: bool = False,
-                   captured: list | None = None) -> Iterator[BackwardStep]:
+                   captured: list | None = None, pending: dict | None = None) -> Iterator[BackwardStep]:
     """Run backward from `tensors` seeded with `grad_tensors`, one node per step.
 
     inputs   restrict the pass to what reaches these tensors
@@ -88,9 +88,12 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     drain    the caller runs no code between steps (Tensor.backward): grad mode is
              set once for the whole pass and no BackwardStep objects are built
              unless someone subscribes to events
+    pending  a dict the pass keeps its waiting gradients in (node -> gradients): the nodes
+             a gradient has reached that have not run yet. The one that runs next is the
+             one with the highest id; the stepper reads it to show what comes next.
     """
     roots = []
-    buffers: dict = {}
+    buffers: dict = {} if pending is None else pending
     for t, g in zip(tensors, grad_tensors):
         e = edge(t)
         if e is None:

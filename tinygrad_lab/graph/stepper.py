@@ -75,13 +75,11 @@ class BackwardStepper:
         self._before = [(t, None if t._grad is None else t._grad._data.copy()) for t in _grad_targets(self._root)]
         self.history: list[Step] = []
         self._gen = None
-        # nodes a gradient has reached and that have not run: the engine's own rule, mirrored so that
-        # `done` and `next` are known without running ahead (the engine runs the highest id next)
-        self._pending = {self._root}
+        self._pending: dict = {}  # the engine's own waiting gradients (backward_steps(pending=...))
 
     @property
     def done(self) -> bool:
-        return not self._pending
+        return self._gen is not None and not self._pending
 
     @property
     def current(self) -> Step | None:
@@ -90,6 +88,8 @@ class BackwardStepper:
     @property
     def next(self) -> GraphNode | None:
         """The node the next step runs (None when done)."""
+        if self._gen is None:
+            return self.graph.node_of(self._root)
         if not self._pending:
             return None
         return self.graph.node_of(max(self._pending, key=lambda n: n.id))
@@ -99,16 +99,10 @@ class BackwardStepper:
         if self.done:
             return None
         if self._gen is None:
-            self._gen = backward_steps([self.loss], [self._seed], retain_graph=True)
+            self._gen = backward_steps([self.loss], [self._seed], retain_graph=True, pending=self._pending)
         raw = next(self._gen)
-        node = raw.node
-        self._pending.discard(node)
-        if type(node) is not AccumulateGrad:
-            self._pending.update(e[0] for e, g in zip(node.edges, raw.grad_inputs) if e is not None and g is not None)
         step = Step(raw.index, self.graph.observe_step(raw), raw, self.graph)
         self.history.append(step)
-        if not self._pending and next(self._gen, None) is not None:
-            raise RuntimeError("BackwardStepper lost track of the engine: it ran a step the stepper did not expect")
         return step
 
     def run(self) -> None:
@@ -124,7 +118,7 @@ class BackwardStepper:
         for t, before in self._before:
             t._grad = None if before is None else make(before.copy(), t._device)
         self.history.clear()
-        self._pending = {self._root}
+        self._pending = {}
         self.graph.clear_grads()
 
     def back(self) -> Step | None:
