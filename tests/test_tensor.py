@@ -25,7 +25,7 @@ def grad_fn_name(t) -> str | None:
     g = t.grad_fn
     if g is None:
         return None
-    return re.sub(r"\d+$", "", g.name() if callable(g.name) else g.name)
+    return re.sub(r"\d+$", "", g.name())
 
 
 SHAPES = [(), (0,), (3,), (2, 3), (2, 1, 4)]

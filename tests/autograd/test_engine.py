@@ -545,3 +545,11 @@ def test_the_stepper_history_keeps_its_numbers_after_later_accumulation():
     (a * b).sum().backward()  # accumulates in place into a.grad
     np.testing.assert_array_equal(a.grad.numpy(), [6.0, 8.0])
     np.testing.assert_array_equal(mul_step.raw.grad_inputs[0].numpy(), [3.0, 4.0])
+
+
+def test_node_names_read_as_strings_and_call_as_in_pytorch():
+    x = tl.ones(2, requires_grad=True)
+    y = (x * 2).sum()
+    assert y.grad_fn.name == "SumBackward" and y.grad_fn.name() == "SumBackward"
+    acc = y.grad_fn.next_functions[0][0].next_functions[0][0]
+    assert acc.name() == acc.name == "AccumulateGrad"

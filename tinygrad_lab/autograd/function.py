@@ -69,6 +69,15 @@ class NullContext:
         pass
 
 
+class NodeName(str):
+    """A graph node's name: a string (`node.name`), and callable as PyTorch's `node.name()`."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
+
+
 class Node:
     """A recorded op in the backward graph (PyTorch's `grad_fn`), also the `ctx`
     its Function's forward and backward receive.
@@ -162,8 +171,8 @@ class Node:
                      for e, shape in zip(self.edges, self.input_shapes) if shape is not None)
 
     @property
-    def name(self) -> str:
-        return self.fn.__name__ + "Backward"
+    def name(self) -> "NodeName":
+        return NodeName(self.fn.__name__ + "Backward")
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
@@ -190,7 +199,7 @@ class AccumulateGrad:
     fn = None
     edges = next_functions = ()
     n_outputs = 1
-    name = "AccumulateGrad"
+    name = NodeName("AccumulateGrad")
 
     def __init__(self, variable: TensorBase):
         self._variable = weakref.ref(variable)
