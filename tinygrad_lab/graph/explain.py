@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
+from .._format import PREFIX, format_tensor
 from ..autograd.function import _FREED, AccumulateGrad
 from ..autograd.tensor_base import TensorBase
 from .model import arg_name, saved_names
@@ -193,4 +192,5 @@ def _values(t, device=None) -> str:
     arr = t._device.backend.to_host(t._data) if isinstance(t, TensorBase) else device.backend.to_host(t)
     if arr.size > SMALL:
         return f"<{arr.size} values, shape {list(arr.shape)}>"
-    return np.array2string(arr, precision=4, separator=", ").replace("\n", "")
+    text = format_tensor(arr)  # as the tensor's repr prints them, without "tensor(...)" around
+    return " ".join(text[len(PREFIX):-1].split())
