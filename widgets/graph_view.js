@@ -1,7 +1,38 @@
 // GraphView: shows an SVG drawn by Graphviz (the `svg` trait, computed in Python by
 // tinygrad_lab.graph) and sends clicks back through the `selected` trait. Python answers
 // with `details`; `highlighted` / `highlighted_edges` mark nodes and edges by their
-// Graphviz <title>. Wheel zooms, drag pans, double-click resets. No engine logic here.
+// Graphviz <title>. The toolbar's toggles set the drawing traits (show_values, show_grads,
+// cluster_modules, collapse_depth) and Python redraws. Wheel zooms, drag pans, double-click
+// resets. No engine logic here.
+
+const TOGGLES = [["show_values", "values"], ["show_grads", "grads"], ["cluster_modules", "modules"]];
+
+function toolbar(model) {
+  const bar = el("div", "tl-graph-toolbar");
+  for (const [trait, label] of TOGGLES) {
+    const box = el("input");
+    box.type = "checkbox";
+    box.dataset.trait = trait;
+    box.checked = model.get(trait);
+    box.addEventListener("change", () => { model.set(trait, box.checked); model.save_changes(); });
+    model.on(`change:${trait}`, () => { box.checked = model.get(trait); });
+    const lab = el("label", "tl-graph-toggle");
+    lab.append(box, document.createTextNode(" " + label));
+    bar.appendChild(lab);
+  }
+  const depth = el("input");
+  depth.type = "number";
+  depth.min = "-1";
+  depth.className = "tl-graph-depth";
+  depth.value = model.get("collapse_depth");
+  depth.title = "fold modules deeper than this into one box (-1: none)";
+  depth.addEventListener("change", () => { model.set("collapse_depth", parseInt(depth.value, 10)); model.save_changes(); });
+  model.on("change:collapse_depth", () => { depth.value = model.get("collapse_depth"); });
+  const lab = el("label", "tl-graph-toggle");
+  lab.append(document.createTextNode("collapse depth "), depth);
+  bar.appendChild(lab);
+  return bar;
+}
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -24,7 +55,7 @@ function render({ model, el: root }) {
   const details = el("div", "tl-graph-details");
   viewport.appendChild(canvas);
   body.append(viewport, details);
-  root.append(error, body);
+  root.append(toolbar(model), error, body);
 
   let view = { scale: 1, x: 0, y: 0 };
   const applyView = () => {

@@ -67,6 +67,12 @@ def test_graph_stepper_and_timing_widgets_work_in_jupyterlab(lab_server, page):
     shape_row = details.locator("tr", has=page.locator("th", has_text=re.compile("^shape$")))
     assert shape_row.locator("td").inner_text() == str(list(mul.shape))
 
+    # a toolbar toggle redraws in the kernel: values appear in the labels (exp saved its output)
+    exp_values = "= [" + ", ".join(f"{v:.4g}" for v in next(n for n in g if n.op == "Exp").value.preview) + "]"
+    assert view.locator("svg text", has_text=exp_values).count() == 0
+    view.locator("input[data-trait='show_values']").check()
+    view.locator("svg text", has_text=exp_values).wait_for(state="attached")
+
     # the stepper: Step n times highlights the node the stepper model predicts
     stepper = cells.nth(1)
     stepper.locator(".tl-graph svg g.node").first.wait_for(state="attached")

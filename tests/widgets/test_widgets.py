@@ -58,6 +58,10 @@ def test_graphview_options_redraw():
     plain = view.svg
     view.cluster_modules = True
     assert view.svg != plain and "cluster" in view.svg
+    view.collapse_depth = 0  # the toolbar's depth box: the whole model folds into one box
+    assert view.collapse == 0 and len(_drawn_nodes(view.svg)) < len(view.graph)
+    view.collapse_depth = -1
+    assert view.collapse is None
     view.collapse = ["0"]  # the first Linear becomes one box
     assert "n" not in [t[0] for t in _drawn_nodes(view.svg)] or len(_drawn_nodes(view.svg)) < len(view.graph)
 

@@ -80,6 +80,7 @@ class GraphView(StaticFallback, anywidget.AnyWidget):
     show_grads = traitlets.Bool(False).tag(sync=True)
     cluster_modules = traitlets.Bool(False).tag(sync=True)
     collapse = traitlets.Any(None)  # module names or a depth (see graph.render.to_dot)
+    collapse_depth = traitlets.Int(-1).tag(sync=True)  # the toolbar's depth box: sets `collapse`, -1 for none
 
     def __init__(self, source=None, *, params=None, highlight: int | None = None, max_nodes: int | None = 300,
                  redraw_interval: float = 0.3, **options):
@@ -97,6 +98,8 @@ class GraphView(StaticFallback, anywidget.AnyWidget):
         self._drawing = threading.Lock()
         self.redraw()
         self.observe(lambda change: self.redraw(), names=list(_OPTIONS))
+        self.observe(lambda change: setattr(self, "collapse", None if change["new"] < 0 else change["new"]),
+                     names="collapse_depth")
         self.observe(self._on_select, names="selected")
 
     def __repr__(self) -> str:
