@@ -32,6 +32,8 @@ def test_a_figure_with_log_log_time_and_speedup_axes():
     assert list(tg.get_xdata()) == [64, 1024] and list(tg.get_ydata()) == pytest.approx([1.5e-5, 6e-3])
     speed = {line.get_label(): list(line.get_ydata()) for line in speed_ax.get_lines()}
     assert speed["tinygrad_lab/cpu"] == pytest.approx([1 / 1.5, 1 / 1.5])
+    for ax in (time_ax, speed_ax):  # ticks at the sizes measured, labelled plainly
+        assert list(ax.get_xticks()) == [64, 1024] and [t.get_text() for t in ax.get_xticklabels()] == ["64", "1024"]
 
 
 def test_one_row_per_workload_measured_at_several_sizes_and_a_png_file(tmp_path):

@@ -54,6 +54,7 @@ def plot(records: Sequence[Record], workload: str | None = None, variant: str | 
     speed-up), for a single workload. `path` also saves the figure.
     """
     from matplotlib import colormaps
+    from matplotlib.ticker import NullLocator
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -91,6 +92,10 @@ def plot(records: Sequence[Record], workload: str | None = None, variant: str | 
             ax_speed.set(xscale="log", yscale="log", xlabel=size_label, ylabel="speed-up over explicit NumPy (×)",
                          title="above 1: faster than NumPy on the CPU")
             ax_speed.grid(True, which="both", alpha=0.3)
+        sizes = sorted({r["size"] for r in rows if r["workload"] == name})
+        for ax in (ax_time, ax_speed) if ax_speed is not None else (ax_time,):
+            ax.set_xticks(sizes, [str(s) for s in sizes])  # the sizes measured, not log-scale minor labels
+            ax.xaxis.set_minor_locator(NullLocator())
     if path is not None:
         fig.savefig(path, dpi=120)
     return fig
