@@ -113,3 +113,15 @@ def test_lab_passes_jupyter_options_through(monkeypatch, tmp_path):
     monkeypatch.setattr(lab.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
     assert cli.main(["lab", "--notebooks", str(tmp_path), "--no-browser", "--port", "8899"]) == 0
     assert calls[0][2:4] == ["jupyterlab", str(tmp_path)] and calls[0][-3:] == ["--no-browser", "--port", "8899"]
+
+
+def test_doctor_blas_line(monkeypatch):
+    from tinygrad_lab.bench import runtimes
+    ok = doctor.check_blas()
+    assert ok.status == doctor.OK and f"{runtimes.numpy_blas()[0]['num_threads']} threads" in ok.detail
+
+    def missing():
+        raise runtimes.Unavailable("threadpoolctl is not installed (ImportError); pip install threadpoolctl")
+    monkeypatch.setattr(runtimes, "_threadpoolctl", missing)
+    info = doctor.check_blas()
+    assert info.status == doctor.INFO and "cannot tell: threadpoolctl is not installed" in info.detail

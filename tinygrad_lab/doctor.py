@@ -45,13 +45,11 @@ def check_python() -> Check:
 
 
 def check_blas() -> Check:
-    import numpy  # noqa: F401  (loads the BLAS that threadpoolctl reports)
+    from .bench.runtimes import Unavailable, numpy_blas  # the harness's own view of NumPy's BLAS
     try:
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return Check("BLAS", INFO, f"threadpoolctl not installed, cannot tell; {os.cpu_count()} CPUs",
-                     "pip install threadpoolctl")
-    pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
+        pools = numpy_blas()
+    except Unavailable as e:  # threadpoolctl missing
+        return Check("BLAS", INFO, f"cannot tell: {e}; {os.cpu_count()} CPUs")
     if not pools:
         return Check("BLAS", INFO, f"no BLAS library loaded by NumPy was found; {os.cpu_count()} CPUs")
     desc = ", ".join(f"{p['internal_api']} {p.get('version') or ''} ({p['num_threads']} threads)".replace("  ", " ")
