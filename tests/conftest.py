@@ -5,6 +5,7 @@
   (tests/standin.py, NumPy underneath, so CI exercises device plumbing) and CUDA
   (skipped, with the reason, where it is unavailable).
 - `other_device`: the same without the CPU, for tests of moving data between devices.
+- `no_leftover_subscribers`: for modules that subscribe to the event stream.
 - Hypothesis runs derandomized, so CI is deterministic.
 """
 from __future__ import annotations
@@ -39,6 +40,17 @@ def device(request) -> str:
 @pytest.fixture(params=["standin", _CUDA])
 def other_device(request) -> str:
     return request.param
+
+
+@pytest.fixture
+def no_leftover_subscribers():
+    """Fails a test that leaves a subscriber on the engine's event stream (it would slow every op after)."""
+    from tinygrad_lab.autograd import events
+    assert events.subscribers == []
+    yield
+    leftover = list(events.subscribers)
+    events.subscribers.clear()
+    assert leftover == [], "a test left a subscriber behind"
 
 
 @pytest.fixture

@@ -13,13 +13,7 @@ from ._helpers import MyExp, assert_close, leaf, node_signature, ones_like, prog
 X = [0.5, -1.0, 2.0]
 
 
-@pytest.fixture(autouse=True)
-def _no_leftover_subscribers():
-    assert events.subscribers == []
-    yield
-    leftover = list(events.subscribers)
-    events.subscribers.clear()
-    assert leftover == [], "a test left a subscriber behind"
+pytestmark = pytest.mark.usefixtures("no_leftover_subscribers")
 
 
 @pytest.fixture

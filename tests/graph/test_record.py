@@ -13,13 +13,7 @@ from tinygrad_lab.autograd import events
 from ._programs import mlp, tiny_program
 
 
-@pytest.fixture(autouse=True)
-def _no_leftover_subscribers():
-    assert events.subscribers == []
-    yield
-    leftover = list(events.subscribers)
-    events.subscribers.clear()
-    assert leftover == [], "a test left a subscriber behind"
+pytestmark = pytest.mark.usefixtures("no_leftover_subscribers")
 
 
 def _structure(g) -> list:
