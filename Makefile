@@ -75,7 +75,7 @@ test: setup
 	$(VPY) -m pytest $(PYTEST_ARGS)
 
 lab: setup
-	$(VENV)/bin/jupyter lab notebooks/ $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) $(LAB_ARGS)
+	$(VENV)/bin/tinygrad-lab lab $(LAB_ARGS)
 
 # Re-execute every notebook in place and strip widget state (outputs and counts kept), as committed.
 notebooks: setup
