@@ -34,7 +34,7 @@ def _fmt_summary(s) -> str:
 
 def node_details(g: "_graph.Graph", name: str) -> dict:
     """What the details panel shows for the drawn node called `name` ("n3": graph node 3; "m1": module call 1)."""
-    kind, _, num = name[:1], None, name[1:]
+    kind, num = name[:1], name[1:]
     if not num.isdigit():
         return {"node": name}
     i = int(num)
