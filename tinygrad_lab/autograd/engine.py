@@ -2,13 +2,16 @@
 
 `backward_steps` yields one `BackwardStep` per graph node it runs, in a
 deterministic topological order (decreasing node id: every node was created
-after its inputs, so it runs after all of its consumers). `Tensor.backward()`
+after its inputs, so it runs after all of its consumers). The order is found
+as the pass goes: a node joins a max-heap of ids when its first gradient
+arrives, so the graph is never walked twice. `Tensor.backward()`
 and `autograd.grad()` drain it; the stepper widget advances it one node at a time,
 so what a student steps through is exactly what ran.
 """
 from __future__ import annotations
 
 from collections import deque
+from heapq import heapify, heappop, heappush
 from operator import attrgetter
 from typing import Iterator, Sequence
 
@@ -102,7 +105,11 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
         roots.append(node)
         buf = buffers.setdefault(node, [None] * node.n_outputs)
         buf[nr] = g if buf[nr] is None else _add(buf[nr], g)
-    order = _graph_nodes(roots)
+    # The nodes waiting for their turn, highest id first (ids are unique, so nodes are never compared).
+    # Node ids grow along the graph, so when a node comes off the heap every node that can send it a
+    # gradient has run: each of them has a larger id and got into the heap from a node larger still.
+    heap = [(-n.id, n) for n in buffers]
+    heapify(heap)
 
     targets = {}  # (node, output_nr) -> position in inputs
     needed = None
@@ -112,7 +119,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
             if e is None:
                 raise RuntimeError(f"input {i} of the gradient does not require grad")
             targets[e] = i
-        needed = _needed(order, {n for n, _ in targets})
+        needed = _needed(_graph_nodes(roots), {n for n, _ in targets})
     if captured is None:
         captured = []
     captured[:] = [None] * (len(inputs) if inputs is not None else 0)
@@ -130,9 +137,10 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     try:
         if drain:
             _grad_state.enabled, events.muted[0] = backward_mode
-        for node in order:
-            grads = buffers.pop(node, None)
-            if grads is None or (needed is not None and node not in needed):
+        while heap:
+            node = heappop(heap)[1]
+            grads = buffers.pop(node)
+            if needed is not None and node not in needed:
                 continue
             if not drain:
                 _grad_state.enabled, events.muted[0] = backward_mode
@@ -163,6 +171,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                         buf = buffers.get(nxt)
                         if buf is None:
                             buf = buffers[nxt] = [None] * nxt.n_outputs
+                            heappush(heap, (-nxt.id, nxt))
                         nr = e[1]
                         if buf[nr] is None:
                             buf[nr] = g

@@ -36,6 +36,19 @@ def _const(ctx, arr):
     return make(arr, ctx.device)
 
 
+_zeros: dict = {}
+
+
+def _zero(ctx, dtype):
+    """A 0-d zero of `dtype` on the node's device, made once. A ufunc converts a Python 0 anew on
+    every call, which costs as much as the whole operation on a small array."""
+    key = (ctx.device._str, dtype)
+    z = _zeros.get(key)
+    if z is None:
+        z = _zeros[key] = ctx.xp.zeros((), dtype)
+    return z
+
+
 # ---------------------------------------------------------------- dtype promotion
 
 def _as_operand(x, op: str):
@@ -400,9 +413,9 @@ class Where(Function):
         ctx.save_for_backward(c)
         a, b = _arr(a), _arr(b)
         if b.__class__ is float and b == 0 and hasattr(a, "dtype"):
-            return _keep_or_zero(ctx.xp, c, a)  # g where mask else 0: every masked backward (relu, clamp, ...)
+            return _keep_or_zero(ctx, c, a)  # g where mask else 0: every masked backward (relu, clamp, ...)
         if a.__class__ is float and a == 0 and hasattr(b, "dtype"):
-            return _keep_or_zero(ctx.xp, ~c, b)
+            return _keep_or_zero(ctx, ~c, b)
         return ctx.xp.where(c, a, b)
 
     @staticmethod
@@ -419,12 +432,13 @@ _BRANCHY = 4096  # from this size the branch-free select below beats xp.where
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _keep_or_zero(xp, mask, arr):
+def _keep_or_zero(ctx, mask, arr):
     """where(mask, arr, 0.0), bit for bit, several times faster on large float arrays: the bits of
     arr ANDed with all-ones where mask is True and zeros elsewhere (a select mispredicts on random
     masks; this has no branches). Every masked backward (relu, clamp, where) comes through here."""
+    xp = ctx.xp
     if arr.dtype.kind != "f" or arr.size < _BRANCHY or mask.shape != arr.shape:
-        return xp.where(mask, arr, 0.0)
+        return xp.where(mask, arr, _zero(ctx, arr.dtype))
     uint = _UINT[arr.itemsize]
     keep = xp.subtract(0, mask, dtype=uint)  # 0 - True wraps to all ones
     return xp.bitwise_and(keep, arr.view(uint), out=keep).view(arr.dtype)
@@ -513,14 +527,16 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = ctx.xp.maximum(x._data, 0)
+        d = x._data
+        out = ctx.xp.maximum(d, _zero(ctx, d.dtype))
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return Where.apply(_const(ctx, out._data > 0), g, 0.0)
+        d = out._data
+        return Where.apply(_const(ctx, d > _zero(ctx, d.dtype)), g, 0.0)
 
 
 def relu(x):
