@@ -22,7 +22,8 @@ import weakref
 
 from . import events
 from .grad_mode import state as _grad_state
-from .tensor_base import _NP_SCALARS, TensorBase, _cls as _tensor_cls, _new, make, make_view, version_counter
+from .tensor_base import (_NP_SCALARS, TensorBase, _cls as _tensor_cls, _new, make, make_view, tensor_types,
+                          version_counter)
 
 _node_ids = itertools.count()
 
@@ -161,11 +162,6 @@ class Node:
 
     # ---- graph inspection ----
     @property
-    def needs_input_grad(self) -> tuple:
-        """Per forward argument: whether a gradient is wanted (computed from the edges)."""
-        return tuple([e is not None for e in self.edges])
-
-    @property
     def next_functions(self) -> tuple:
         return tuple(e if e is not None else (None, 0)
                      for e, shape in zip(self.edges, self.input_shapes) if shape is not None)
@@ -295,7 +291,7 @@ class Function:
         device = None
         need = False
         for a in args:
-            if isinstance(a, TensorBase):
+            if a.__class__ in tensor_types:  # isinstance(a, TensorBase): every subclass registers itself
                 if device is None:
                     device = a._device
                 elif a._device is not device:
@@ -339,16 +335,26 @@ def _apply_recorded(cls, args, device):
     """The forward of an op whose output needs a gradient: record a graph node.
     (The hot path of training: one pass over the arguments, no generator expressions.)"""
     node = Node(cls, device)
-    nexts, shapes = [], []
+    nexts, shapes, needs = [], [], []
     for a in args:
-        if isinstance(a, TensorBase):
-            nexts.append(edge(a))
+        if a.__class__ in tensor_types:
+            if a._grad_fn is not None:  # edge(a), inlined
+                nexts.append((a._grad_fn, a._output_nr))
+                needs.append(True)
+            elif a._requires_grad:
+                nexts.append((a._accum or accumulator(a), 0))
+                needs.append(True)
+            else:
+                nexts.append(None)
+                needs.append(False)
             shapes.append(a._data.shape)
         else:
             nexts.append(None)
             shapes.append(None)
+            needs.append(False)
     node.edges = tuple(nexts)
     node.input_shapes = tuple(shapes)
+    node.needs_input_grad = tuple(needs)
     node.id = next(_node_ids)  # after the edges: ids grow along the graph
     if scope_stack:
         node.scope = tuple(scope_stack)
