@@ -167,9 +167,10 @@ def t(x):
 
 def mT(x):
     """Transpose of the last two dims (batched matrices)."""
-    if x._data.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {x._data.ndim}-D tensor.")
-    return transpose(x, -2, -1)
+    n = x._data.ndim
+    if n < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {n}-D tensor.")
+    return Transpose.apply(x, (*range(n - 2), n - 1, n - 2))  # always a valid order: no checks (backwards use it)
 
 
 def T(x):
