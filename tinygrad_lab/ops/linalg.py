@@ -20,7 +20,9 @@ class Matmul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a._data @ b._data
+        a, b = a._data, b._data
+        # vector · vector: ndarray.dot is the same BLAS dot without matmul's ufunc dispatch (~0.4 µs)
+        return a.dot(b) if a.ndim == 1 and b.ndim == 1 else a @ b
 
     @staticmethod
     def backward(ctx, g):

@@ -70,10 +70,10 @@ class Sum(Function):
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
         d = x._data
-        out = d.sum(axis=axes, keepdims=keepdim)
+        out = d.sum(axis=axes, keepdims=keepdim)  # a NumPy scalar for a full sum: apply makes it a 0-d array
         if d.dtype.kind in "biu":  # PyTorch sums bool and integers as int64
             out = out.astype("int64", copy=False)
-        return ctx.xp.asarray(out)
+        return out
 
     @staticmethod
     def backward(ctx, g):
@@ -121,7 +121,7 @@ class Mean(Function):
         ctx.axes, ctx.keepdim = axes, keepdim
         d = x._data
         ctx.count = _axes_size(d.shape, axes)
-        return ctx.xp.asarray(d.mean(axis=axes, keepdims=keepdim))
+        return d.mean(axis=axes, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
