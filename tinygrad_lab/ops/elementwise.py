@@ -264,9 +264,13 @@ def add(a, b, alpha=1):
     return _add(a, b) if alpha == 1 else _add(a, mul(b, alpha))
 
 
+def _is_bool(x) -> bool:
+    return isinstance(x, (bool, np.bool_)) or (isinstance(x, TensorBase) and x._data.dtype == np.bool_)
+
+
 def sub(a, b, alpha=1):
     """a - alpha * b"""
-    if all(isinstance(x, (bool, np.bool_)) or (isinstance(x, TensorBase) and x._data.dtype == np.bool_) for x in (a, b)):
+    if _is_bool(a) and _is_bool(b):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.")
     return _sub(a, b) if alpha == 1 else _sub(a, mul(b, alpha))
