@@ -140,19 +140,22 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
+        pre_hooks, hooks = self._forward_pre_hooks, self._forward_hooks
+        if pre_hooks:
+            for hook in list(pre_hooks.values()):
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
         call_stack.append(self)
         try:
             out = self.forward(*args, **kwargs)
         finally:
             call_stack.pop()
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, out)
-            if result is not None:
-                out = result
+        if hooks:
+            for hook in list(hooks.values()):
+                result = hook(self, args, out)
+                if result is not None:
+                    out = result
         return out
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
