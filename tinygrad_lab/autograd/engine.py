@@ -208,8 +208,18 @@ def _fresh(node, g, grads, out) -> bool:
     not a view (workspace buffers and broadcasts are views), not an incoming gradient passed
     through, not sent to two inputs. A user Function's backward may return anything: never fresh."""
     arr = g._data
-    return (node.fn.array_forward and arr.base is None and arr.flags.writeable and arr.flags.c_contiguous
-            and not any(x is g for x in grads) and sum(x is g for x in out) == 1)
+    if not node.fn.array_forward or arr.base is not None:
+        return False
+    flags = arr.flags
+    if not (flags.writeable and flags.c_contiguous):
+        return False
+    for x in grads:  # identity, not ==: a Tensor's == is elementwise
+        if x is g:
+            return False  # an incoming gradient passed on
+    sent = 0
+    for x in out:
+        sent += x is g
+    return sent == 1
 
 
 def _leaf_step(node, g, targets, captured, capture, accumulate_all, create_graph, owned=False) -> tuple:
