@@ -195,11 +195,10 @@ class NllLoss(Function):
         if ignored.any():
             valid = ~ignored
             t = xp.where(ignored, 0, t)
-        if t.size:
-            lo, hi = int(t.min()), int(t.max())
-            if lo < 0 or hi >= n_classes:
-                bad = t[(t < 0) | (t >= n_classes)].ravel()[0]
-                raise IndexError(f"Target {int(bad)} is out of bounds.")
+        # one pass finds targets outside [0, n_classes): as unsigned, a negative int64 is huge
+        if (t.view(f"u{t.dtype.itemsize}") >= n_classes).any():
+            bad = t[(t < 0) | (t >= n_classes)].ravel()[0]
+            raise IndexError(f"Target {int(bad)} is out of bounds.")
         if d.ndim == 2:
             picked = d[xp.arange(d.shape[0]), t]
         else:
@@ -225,16 +224,19 @@ class NllLoss(Function):
         shape = ctx.input_shapes[0]
         t, w = ctx.t, ctx.w
         dtype = g._data.dtype
-        if ctx.reduction == "mean":
-            total = ctx.total
-            vals = (-w / total if w is not None else xp.full(t.shape, -1.0 / total, dtype=dtype)) if total \
-                else xp.zeros(t.shape, dtype=dtype)  # every target ignored: PyTorch's gradient is 0
+        mean = ctx.reduction == "mean"
+        if mean and not ctx.total:
+            vals = 0.0  # every target ignored: PyTorch's gradient is 0
+        elif w is None:
+            vals = -1.0 / ctx.total if mean else -1.0  # one value for every target: a scalar, spread by the assignment
         else:
-            vals = -w if w is not None else xp.full(t.shape, -1.0, dtype=dtype)
+            vals = -w / ctx.total if mean else -w
         coef = xp.zeros(shape, dtype=dtype)
         if len(shape) == 2:
             coef[xp.arange(shape[0]), t] = vals
         else:
+            if isinstance(vals, float):
+                vals = xp.full(t.shape, vals, dtype=dtype)
             xp.put_along_axis(coef, xp.expand_dims(t, 1), xp.expand_dims(vals.astype(dtype, copy=False), 1), axis=1)
         if ctx.reduction == "none":
             g = mv.unsqueeze(g, 1)
