@@ -338,16 +338,10 @@ def _apply_recorded(cls, args, device):
     nexts, shapes, needs = [], [], []
     for a in args:
         if a.__class__ in tensor_types:
-            if a._grad_fn is not None:  # edge(a), inlined
-                nexts.append((a._grad_fn, a._output_nr))
-                needs.append(True)
-            elif a._requires_grad:
-                nexts.append((a._accum or accumulator(a), 0))
-                needs.append(True)
-            else:
-                nexts.append(None)
-                needs.append(False)
+            e = edge(a)
+            nexts.append(e)
             shapes.append(a._data.shape)
+            needs.append(e is not None)
         else:
             nexts.append(None)
             shapes.append(None)
