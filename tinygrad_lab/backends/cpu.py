@@ -32,13 +32,10 @@ class CPUBackend(Backend):
         # strided view is built directly (~0.4 us). Every reduction's backward uses it.
         if not (arr.flags.c_contiguous and arr.size):
             return np.broadcast_to(arr, shape)
-        if arr.ndim:
-            lead = len(shape) - arr.ndim
-            strides = [0] * lead
-            for n, s, st in zip(arr.shape, shape[lead:], arr.strides):
-                strides.append(0 if n == 1 and s != 1 else st)
-        else:  # a 0-d gradient spread over a shape: the backward of every full reduction
-            strides = (0,) * len(shape)
+        lead = len(shape) - arr.ndim
+        strides = [0] * lead
+        for n, s, st in zip(arr.shape, shape[lead:], arr.strides):
+            strides.append(0 if n == 1 and s != 1 else st)
         out = np.ndarray(shape, arr.dtype, arr, 0, strides)
         out.setflags(write=False)
         return out
