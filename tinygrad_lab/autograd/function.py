@@ -20,6 +20,8 @@ import itertools
 import time
 import weakref
 
+import numpy as np
+
 from . import events
 from .grad_mode import state as _grad_state
 from .tensor_base import (_NP_SCALARS, TensorBase, _cls as _tensor_cls, _new, make, make_view, tensor_types,
@@ -304,10 +306,21 @@ class Function:
             return _apply_observed(cls, args)
         if need and cls.differentiable and _grad_state.enabled:
             return _apply_recorded(cls, args, device)
-        out = cls.forward(_null_ctxs.get(device._str) or _new_null_ctx(device), *args)
-        if type(out) is tuple:
-            return tuple(_wrap_plain(o, args, device, cls) for o in out)
-        if cls.is_view or out.__class__ in _NP_SCALARS or isinstance(out, TensorBase):
+        ctx = device._null_ctx or _new_null_ctx(device)
+        # a call with a fixed number of arguments is faster than one with *args (no list, no tuple built)
+        n = len(args)
+        if n == 2:
+            out = cls.forward(ctx, args[0], args[1])
+        elif n == 1:
+            out = cls.forward(ctx, args[0])
+        elif n == 3:
+            out = cls.forward(ctx, args[0], args[1], args[2])
+        else:
+            out = cls.forward(ctx, *args)
+        kind = out.__class__
+        if kind in _NP_SCALARS:  # a full reduction or a vector dot: NumPy gives a scalar
+            out = np.array(out)
+        elif kind not in _array_types or cls.is_view:  # several outputs, a view, a user Function's tensor
             return _wrap_plain(out, args, device, cls)
         t = _new(_tensor_cls[0])  # make(), inlined: the no-grad hot path
         t._data = out
@@ -316,6 +329,8 @@ class Function:
 
 
 def _wrap_plain(out, args, device, fn):
+    if type(out) is tuple:
+        return tuple(_wrap_plain(o, args, device, fn) for o in out)
     if isinstance(out, TensorBase):  # a user Function's output (or a transfer to another device)
         return make(out._data, out._device)
     if fn.is_view:
@@ -323,11 +338,13 @@ def _wrap_plain(out, args, device, fn):
     return make(out, device)
 
 
-_null_ctxs: dict = {}
+_array_types: set = set()  # the backends' array classes: an op's output of one of these is wrapped inline
 
 
 def _new_null_ctx(device) -> NullContext:
-    ctx = _null_ctxs[device._str] = NullContext(device)  # keyed by name: Device.__hash__ is Python-level
+    """The first no-grad op on a device: its shared ctx, and its backend's array class noted."""
+    ctx = device._null_ctx = NullContext(device)
+    _array_types.add(ctx.xp.ndarray)
     return ctx
 
 

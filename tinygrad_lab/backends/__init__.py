@@ -19,7 +19,8 @@ _DEVICES: dict[tuple[str, int | None], "Device"] = {}
 class Device:
     """A place where tensors live: a backend type plus an index (PyTorch's torch.device)."""
 
-    __slots__ = ("type", "index", "backend", "_str", "_checked")
+    # _null_ctx: the ctx autograd hands to every no-grad forward on this device (made on first use)
+    __slots__ = ("type", "index", "backend", "_str", "_checked", "_null_ctx")
 
     def __new__(cls, spec, index: int | None = None):
         if isinstance(spec, Device):
@@ -42,7 +43,7 @@ class Device:
             known = ", ".join(sorted(_BACKENDS))
             raise RuntimeError(f"unknown device type {kind!r} in {spec!r}; known device types: {known}")
         dev = object.__new__(cls)
-        dev.type, dev.index, dev.backend, dev._checked = kind, index, backend, False
+        dev.type, dev.index, dev.backend, dev._checked, dev._null_ctx = kind, index, backend, False, None
         dev._str = kind if index is None else f"{kind}:{index}"
         _DEVICES[key] = dev
         return dev
