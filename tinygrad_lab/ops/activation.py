@@ -137,7 +137,8 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
-        return ew.sub(g, ew.mul(ew.exp(out), rd.Sum.apply(g, (ctx.dim,), True))), None
+        # one dtype, shapes that broadcast: the Functions are applied directly (the public ops' checks cannot fail)
+        return ew.Sub.apply(g, ew.Mul.apply(ew.Exp.apply(out), rd.Sum.apply(g, (ctx.dim,), True))), None
 
 
 # PyTorch's scalar type names, for its error messages ("expected ... Long but found Float")
@@ -190,15 +191,17 @@ class NllLoss(Function):
         xp = ctx.xp
         d, t = x._data, target._data
         n_classes = d.shape[1]
-        ignored = t == ignore_index
+        unsigned = f"u{t.dtype.itemsize}"  # as unsigned, a negative target (and ignore_index -100) is huge
         valid = None
-        if ignored.any():
-            valid = ~ignored
-            t = xp.where(ignored, 0, t)
-        # one pass finds targets outside [0, n_classes): as unsigned, a negative int64 is huge
-        if (t.view(f"u{t.dtype.itemsize}") >= n_classes).any():
-            bad = t[(t < 0) | (t >= n_classes)].ravel()[0]
-            raise IndexError(f"Target {int(bad)} is out of bounds.")
+        # the common case costs one pass (the largest target): no target can be ignored and none is out of range
+        if t.size and (0 <= ignore_index < n_classes or t.view(unsigned).max() >= n_classes):
+            ignored = t == ignore_index
+            if ignored.any():
+                valid = ~ignored
+                t = xp.where(ignored, 0, t)
+            if (t.view(unsigned) >= n_classes).any():
+                bad = t[(t < 0) | (t >= n_classes)].ravel()[0]
+                raise IndexError(f"Target {int(bad)} is out of bounds.")
         if d.ndim == 2:
             picked = d[xp.arange(d.shape[0]), t]
         else:
