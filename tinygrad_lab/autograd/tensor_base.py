@@ -92,7 +92,11 @@ class TensorBase:
         self._grad = value
 
     def _bump_version(self) -> None:
-        version_counter(self)[0] += 1
+        vc = self._vc  # version_counter(self)[0] += 1, without the call: every in-place op comes here
+        if vc is None:
+            self._vc = [1]
+        else:
+            vc[0] += 1
 
 
 tensor_types = {TensorBase}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .. import dtypes
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.tensor_base import TensorBase, make
+from ..autograd.tensor_base import TensorBase, make, tensor_types
 
 _LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation ({op}). "
                "Wrap it in `with tinygrad_lab.no_grad():` (e.g. for optimizer updates) or use an out-of-place op.")
@@ -78,12 +78,17 @@ def inplace(x, op: str, fn, *args):
     return x
 
 
-def _ufunc_inplace(x, op: str, ufunc: str, other, alpha=1):
-    """Fast path of add_/sub_/mul_/div_ without autograd: one ufunc with out=
-    (alpha scales `other` first, as in add_(other, alpha=...), on the raw array).
-    An optimizer step is a dozen of these, so dtype checks run only when dtypes differ."""
+def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
+    """add_/sub_/mul_/div_. While autograd records, the general `inplace` with the out-of-place op `fn`;
+    otherwise one ufunc with out= on the raw arrays (alpha scales `other` first, as in
+    add_(other, alpha=...)). An optimizer step is a dozen of these, so dtype checks run only when
+    dtypes differ."""
+    tensor = other.__class__ in tensor_types
+    if _grad_state.enabled and (x._requires_grad or (tensor and other._requires_grad)):
+        from .elementwise import mul
+        return inplace(x, op, fn, other if alpha == 1 else mul(other, alpha))
     xd = x._data
-    if isinstance(other, TensorBase):
+    if tensor:
         if other._device is not x._device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{x._device} and {other._device}! (in {op})")
@@ -106,11 +111,3 @@ def _ufunc_inplace(x, op: str, ufunc: str, other, alpha=1):
                            f"{list(getattr(other_arr, 'shape', ()))} (in {op})") from None
     x._bump_version()
     return x
-
-
-def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
-    """add_/sub_/mul_/div_: the ufunc fast path unless autograd must record."""
-    if _grad_state.enabled and (x._requires_grad or (isinstance(other, TensorBase) and other._requires_grad)):
-        from .elementwise import mul
-        return inplace(x, op, fn, other if alpha == 1 else mul(other, alpha))
-    return _ufunc_inplace(x, op, ufunc, other, alpha)
