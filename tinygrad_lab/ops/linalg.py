@@ -26,6 +26,7 @@ class Matmul(Function):
 
     @staticmethod
     def backward(ctx, g):
+        # shapes are known to fit here, so Matmul.apply is called directly (matmul's checks cannot fail)
         a, b = ctx.saved_tensors
         n = ctx.needs_input_grad
         ga = gb = None
@@ -33,17 +34,17 @@ class Matmul(Function):
             if b._data.ndim == 1:  # dA = dC ⊗ b
                 ga = ew.mul(mv.unsqueeze(g, -1), b)
             elif a._data.ndim == 1:  # dA = B dC, batch dims summed below
-                ga = matmul(b, g) if g._data.ndim == 1 else mv.squeeze(matmul(b, mv.unsqueeze(g, -1)), -1)
+                ga = Matmul.apply(b, g) if g._data.ndim == 1 else mv.squeeze(Matmul.apply(b, mv.unsqueeze(g, -1)), -1)
             else:
-                ga = matmul(g, mv.mT(b))
+                ga = Matmul.apply(g, mv.mT(b))
             ga = rd.sum_to(ga, ctx.input_shapes[0])
         if n[1]:
             if a._data.ndim == 1:  # dB = a ⊗ dC
                 gb = ew.mul(mv.unsqueeze(a, -1), mv.unsqueeze(g, -2)) if b._data.ndim > 1 else ew.mul(a, g)
-            elif b._data.ndim == 1:  # dB = Aᵀ dC
-                gb = matmul(mv.mT(a), g) if g._data.ndim == 1 else mv.squeeze(matmul(mv.mT(a), mv.unsqueeze(g, -1)), -1)
+            elif b._data.ndim == 1:  # dB = Aᵀ dC, computed as dC A (no transpose needed)
+                gb = Matmul.apply(g, a) if g._data.ndim == 1 else mv.squeeze(Matmul.apply(mv.unsqueeze(g, -2), a), -2)
             else:
-                gb = matmul(mv.mT(a), g)
+                gb = Matmul.apply(mv.mT(a), g)
             gb = rd.sum_to(gb, ctx.input_shapes[1])
         return ga, gb
 
