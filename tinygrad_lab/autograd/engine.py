@@ -154,7 +154,8 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                                                 create_graph):
                     out = (None,) * len(node.edges)  # a captured input: nothing upstream is wanted
                 else:
-                    out = node.fn.backward(node, *grads)
+                    # one output (almost every node): a call without *grads builds no argument tuple
+                    out = node.fn.backward(node, grads[0]) if len(grads) == 1 else node.fn.backward(node, *grads)
                     if type(out) is not tuple:
                         out = (out,)
                     edges = node.edges
