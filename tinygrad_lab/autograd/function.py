@@ -105,11 +105,6 @@ class Node:
     _retained = None
     scope = ()
 
-    def __init__(self, fn: type, device):
-        self.fn = fn
-        self.device = device
-        self.xp = device.backend.xp
-
     # ---- the ctx API of PyTorch's autograd.Function ----
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or arrays) for backward; checked against in-place changes."""
@@ -351,7 +346,10 @@ def _new_null_ctx(device) -> NullContext:
 def _apply_recorded(cls, args, device):
     """The forward of an op whose output needs a gradient: record a graph node.
     (The hot path of training: one pass over the arguments, no generator expressions.)"""
-    node = Node(cls, device)
+    node = _new(Node)  # no __init__ call: the fields are set here, the only place nodes are made
+    node.fn = cls
+    node.device = device
+    node.xp = device.backend.xp
     nexts, shapes, needs = [], [], []
     for a in args:
         if a.__class__ in tensor_types:
