@@ -70,7 +70,9 @@ class Sum(Function):
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
         d = x._data
-        out = d.sum(axes, None, None, keepdim)  # (positional: faster) a NumPy scalar for a full sum, made 0-d by apply
+        # add.reduce is what d.sum calls, without NumPy's Python wrapper around it (CuPy has it too, since v12);
+        # a full sum gives a NumPy scalar, which apply makes a 0-d array
+        out = ctx.xp.add.reduce(d, axes, None, None, keepdim)
         if d.dtype.kind in "biu":  # PyTorch sums bool and integers as int64
             out = out.astype("int64", copy=False)
         return out
