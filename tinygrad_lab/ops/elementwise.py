@@ -443,9 +443,9 @@ def _keep_or_zero(ctx, mask, arr):
     xp = ctx.xp
     if arr.dtype.kind != "f" or arr.size < _BRANCHY or mask.shape != arr.shape:
         return xp.where(mask, arr, _zero(ctx, arr.dtype))
-    uint = _UINT[arr.itemsize]
-    keep = xp.subtract(0, mask, dtype=uint)  # 0 - True wraps to all ones
-    return xp.bitwise_and(keep, arr.view(uint), out=keep).view(arr.dtype)
+    keep = mask.astype(_UINT[arr.itemsize])  # 1 where mask (astype: a cast 3x faster than a ufunc's)
+    xp.negative(keep, out=keep)  # 0 - 1 wraps to all ones
+    return xp.bitwise_and(keep, arr.view(keep.dtype), out=keep).view(arr.dtype)
 
 
 def where(cond, a, b):
