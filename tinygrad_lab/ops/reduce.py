@@ -11,7 +11,7 @@ import math
 from typing import NamedTuple
 
 from ..autograd.function import Function
-from ..autograd.tensor_base import TensorBase, make
+from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
 
@@ -122,8 +122,13 @@ class Mean(Function):
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
         d = x._data
-        ctx.count = _axes_size(d.shape, axes)
-        return d.mean(axis=axes, keepdims=keepdim)
+        ctx.count = count = _axes_size(d.shape, axes)
+        # NumPy's mean, without its ~2.5 us of Python around the same two steps: a sum (float16 summed
+        # in float32), then a division by the count, in place when the sum is an array
+        half = d.dtype.itemsize == 2
+        total = ctx.xp.add.reduce(d, axes, "float32" if half else None, None, keepdim)
+        out = total / count if total.__class__ in _NP_SCALARS else ctx.xp.true_divide(total, count, out=total)
+        return out.astype(d.dtype) if half else out
 
     @staticmethod
     def backward(ctx, g):
