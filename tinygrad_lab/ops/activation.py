@@ -107,9 +107,9 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
-        d = x._data
-        e = ctx.xp.exp(d - d.max(axis=dim, keepdims=True))
-        out = e / e.sum(axis=dim, keepdims=True)
+        xp, d = ctx.xp, x._data
+        e = xp.exp(d - d.max(axis=dim, keepdims=True))
+        out = e / xp.add.reduce(e, dim, None, None, True)  # add.reduce: d.sum without NumPy's Python wrapper
         ctx.save_for_backward(out)
         return out
 
@@ -130,7 +130,7 @@ class LogSoftmax(Function):
         xp = ctx.xp
         d = x._data
         shifted = d - d.max(axis=dim, keepdims=True)
-        out = shifted - xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))
+        out = shifted - xp.log(xp.add.reduce(xp.exp(shifted), dim, None, None, True))  # add.reduce: as in softmax
         ctx.save_for_backward(out)
         return out
 
@@ -215,7 +215,7 @@ class NllLoss(Function):
         ctx.reduction, ctx.t, ctx.w = reduction, t, w
         if reduction == "none":
             return loss
-        total = loss.sum()
+        total = xp.add.reduce(loss, None)
         if reduction == "sum":
             return xp.asarray(total)
         ctx.total = w.sum() if w is not None else t.size
