@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tinygrad_lab as tl
+from tinygrad_lab.backends import cpu as cpu_backend
 
 from .op_table import TL, check_against_torch, error_of, value_and_grads
 
@@ -263,3 +264,27 @@ def test_max_with_other_tensor_is_maximum(torch):
     check_against_torch(lambda m: m.tensor([1.0, 5.0]).max(m.tensor([3.0, 2.0])))
     assert tl.tensor([1.0, 5.0]).max(tl.tensor([3.0, 2.0])).tolist() == [3.0, 5.0]
 
+
+
+# ---------------------------------------------------------------- the CPU backend's sum over one axis of a matrix
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64])
+@pytest.mark.parametrize("shape", [(4, 6), (31, 10), (32, 10), (64, 128), (640, 64), (300, 300)])
+def test_backend_sum_matches_numpy_on_both_sides_of_its_matrix_vector_path(shape, dtype):
+    """Float matrices of 32 to 2**16 elements with >= 32 rows are summed over an axis as a product
+    with ones (BLAS); everything else by add.reduce. Both must agree with NumPy's sum in values,
+    shape and dtype, over either axis (negative too), with and without keepdims, and for a
+    non-contiguous view, which takes NumPy's path."""
+    be = tl.device("cpu").backend
+    a = np.random.default_rng(21).standard_normal(shape).astype(dtype)
+    rtol = {np.float16: 1e-2, np.float32: 1e-5}.get(dtype, 1e-12)
+    for arr in (a, a[:, ::2], a.T):
+        for axis in (0, 1, -1, (0,), (1,), (0, 1)):
+            for keepdims in (False, True):
+                got = be.sum(arr, axis, keepdims)
+                want = arr.sum(axis=axis, keepdims=keepdims)
+                assert got.shape == want.shape and got.dtype == want.dtype, (arr.shape, axis, keepdims)
+                np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * arr.shape[0])
+    be.sum(np.ones((64, 8), np.float32), 0, False)
+    with pytest.raises(ValueError):  # the cached vector of ones is read-only: nobody can change later sums
+        cpu_backend._ones[(64, np.dtype(np.float32))][0] = 2.0

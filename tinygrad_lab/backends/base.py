@@ -42,6 +42,10 @@ class Backend:
         """A read-only view of arr broadcast to shape (shape already validated)."""
         return self.xp.broadcast_to(arr, shape)
 
+    def sum(self, arr: Any, axes: tuple | int, keepdims: bool) -> Any:
+        """arr summed over axes (given, not None), as ndarray.sum; add.reduce is the function it wraps."""
+        return self.xp.add.reduce(arr, axes, None, None, keepdims)
+
     def erf(self, arr: Any) -> Any:
         """The error function, elementwise (exact GELU needs it; NumPy has none)."""
         raise NotImplementedError

@@ -8,6 +8,7 @@ import numpy as np
 from .base import Backend
 
 _scratch = threading.local()  # per-thread reusable buffers of the helpers below
+_ones: dict = {}  # (length, dtype) -> a read-only vector of ones, for sum
 
 
 class CPUBackend(Backend):
@@ -39,6 +40,31 @@ class CPUBackend(Backend):
         out = np.ndarray(shape, arr.dtype, arr, 0, strides)
         out.setflags(write=False)
         return out
+
+    def sum(self, arr, axes, keepdims):
+        # NumPy reduces a matrix over either axis row by row (~30 ns a row); for a float matrix of 32 rows
+        # or more that is a matrix-vector product with ones, one BLAS call (64x10: 2.0 -> 1.4 us, 640x64:
+        # 12.8 -> 3.2 us). Above 2**16 elements BLAS is not always the faster, and NumPy's reduce is kept.
+        if axes.__class__ is tuple:
+            if len(axes) != 1:
+                return np.add.reduce(arr, axes, None, None, keepdims)
+            axes = axes[0]
+        if not (arr.ndim == 2 and arr.shape[0] >= 32 and arr.size <= 1 << 16 and arr.dtype.kind == "f"
+                and arr.itemsize >= 4 and arr.flags.c_contiguous):
+            return np.add.reduce(arr, axes, None, None, keepdims)
+        axes %= 2
+        n = arr.shape[axes]
+        ones = _ones.get((n, arr.dtype))
+        if ones is None:
+            if len(_ones) >= 64:  # a few lengths recur (batch sizes, layer widths): keep the cache small
+                _ones.clear()
+            ones = _ones[(n, arr.dtype)] = np.ones(n, arr.dtype)
+            ones.setflags(write=False)
+        if axes == 0:
+            out = ones @ arr
+            return out.reshape(1, -1) if keepdims else out
+        out = arr @ ones
+        return out.reshape(-1, 1) if keepdims else out
 
     def erf(self, arr):
         from scipy.special import erf  # imported on first use: scipy is large

@@ -71,8 +71,10 @@ class Sum(Function):
         ctx.axes, ctx.keepdim = axes, keepdim
         d = x._data
         # add.reduce is what d.sum calls, without NumPy's Python wrapper around it (CuPy has it too, since v12);
-        # a full sum gives a NumPy scalar, which apply makes a 0-d array
-        out = ctx.xp.add.reduce(d, axes, None, None, keepdim)
+        # a full sum gives a NumPy scalar, which apply makes a 0-d array. Over some axes the backend may
+        # know a faster way (the CPU: a matrix-vector product for a matrix's rows or columns).
+        out = (ctx.xp.add.reduce(d, None, None, None, keepdim) if axes is None
+               else ctx.device.backend.sum(d, axes, keepdim))
         if d.dtype.kind in "biu":  # PyTorch sums bool and integers as int64
             out = out.astype("int64", copy=False)
         return out
@@ -102,7 +104,7 @@ class SumTo(Function):
         d = x._data
         lead = d.ndim - len(shape)
         axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and d.shape[lead + i] != 1)
-        out = ctx.xp.add.reduce(d, axes, None, None, True) if axes else d  # add.reduce: as in Sum
+        out = ctx.device.backend.sum(d, axes, True) if axes else d
         return ctx.xp.asarray(out.reshape(shape))
 
     @staticmethod
