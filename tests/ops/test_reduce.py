@@ -288,3 +288,20 @@ def test_backend_sum_matches_numpy_on_both_sides_of_its_matrix_vector_path(shape
     be.sum(np.ones((64, 8), np.float32), 0, False)
     with pytest.raises(ValueError):  # the cached vector of ones is read-only: nobody can change later sums
         cpu_backend._ones[(64, np.dtype(np.float32))][0] = 2.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("shape", [(4, 6), (31, 10), (32, 10), (64, 16), (64, 17), (1000, 3)])
+def test_backend_amax_is_numpy_max_on_both_sides_of_its_transposed_path(shape, dtype):
+    """Matrices of 32+ rows of at most 16 take their row maxima from a transposed copy: the same
+    values as ndarray.max, NaNs and infinities included, along either axis, with or without keepdims."""
+    be = tl.device("cpu").backend
+    a = np.random.default_rng(22).standard_normal(shape).astype(dtype) * 100
+    if dtype != np.int64:
+        a[0, 0], a[-1, -1], a[1 % shape[0], 0] = np.nan, np.inf, -np.inf
+    for arr in (a, a[:, ::2], a.T):
+        for axis in (0, 1, -1):
+            for keepdims in (False, True):
+                got, want = be.amax(arr, axis, keepdims), arr.max(axis=axis, keepdims=keepdims)
+                assert got.shape == want.shape and got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)

@@ -46,6 +46,10 @@ class Backend:
         """arr summed over axes (given, not None), as ndarray.sum; add.reduce is the function it wraps."""
         return self.xp.add.reduce(arr, axes, None, None, keepdims)
 
+    def amax(self, arr: Any, axis: int, keepdims: bool) -> Any:
+        """arr's maximum along one axis, as ndarray.max (softmax's shift)."""
+        return arr.max(axis, None, keepdims)
+
     def erf(self, arr: Any) -> Any:
         """The error function, elementwise (exact GELU needs it; NumPy has none)."""
         raise NotImplementedError

@@ -66,6 +66,15 @@ class CPUBackend(Backend):
         out = arr @ ones
         return out.reshape(-1, 1) if keepdims else out
 
+    def amax(self, arr, axis, keepdims):
+        # NumPy takes a matrix's row maxima row by row (~50 ns a row). When the rows are short (a few
+        # classes), the maxima over the rows of a transposed copy are a few vectorised passes instead:
+        # the same values, (64, 10): 3.8 -> 2.0 us, (1000, 10): 45 -> 7 us.
+        if arr.ndim == 2 and axis % 2 == 1 and arr.shape[0] >= 32 and arr.shape[1] <= 16:
+            out = np.maximum.reduce(arr.T.copy(), 0)
+            return out.reshape(-1, 1) if keepdims else out
+        return np.maximum.reduce(arr, axis, None, None, keepdims)
+
     def erf(self, arr):
         from scipy.special import erf  # imported on first use: scipy is large
         return erf(arr)

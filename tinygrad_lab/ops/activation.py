@@ -108,7 +108,7 @@ class Softmax(Function):
     def forward(ctx, x, dim):
         ctx.dim = dim
         xp, d = ctx.xp, x._data
-        e = xp.exp(d - d.max(axis=dim, keepdims=True))
+        e = xp.exp(d - ctx.device.backend.amax(d, dim, True))
         out = e / ctx.device.backend.sum(e, dim, True)
         ctx.save_for_backward(out)
         return out
@@ -129,7 +129,7 @@ class LogSoftmax(Function):
         ctx.dim = dim
         xp = ctx.xp
         d = x._data
-        shifted = d - d.max(axis=dim, keepdims=True)
+        shifted = d - ctx.device.backend.amax(d, dim, True)
         out = shifted - xp.log(ctx.device.backend.sum(xp.exp(shifted), dim, True))
         ctx.save_for_backward(out)
         return out
