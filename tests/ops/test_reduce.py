@@ -265,8 +265,7 @@ def test_max_with_other_tensor_is_maximum(torch):
     assert tl.tensor([1.0, 5.0]).max(tl.tensor([3.0, 2.0])).tolist() == [3.0, 5.0]
 
 
-
-# ---------------------------------------------------------------- the CPU backend's sum over one axis of a matrix
+# ---------------------------------------------------------------- the CPU backend's reductions over one axis of a matrix
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64])
 @pytest.mark.parametrize("shape", [(4, 6), (31, 10), (32, 10), (64, 128), (640, 64), (300, 300)])
