@@ -5,12 +5,17 @@ subclass (`StandInArray`) and copies on every transfer, as a GPU backend would.
 It is registered for the whole test session, so device semantics (transfers,
 mixing errors, Module.to, optimizer state placement, save/load with
 map_location) and every op are exercised off the CPU device in CI.
+
+Like the CUDA backend, it takes the base `Backend`'s helpers (broadcast_to, sum,
+amax, matrix_transpose), not the CPU backend's fast paths: those defaults are the
+code CuPy runs, and CI has no GPU to run them otherwise.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from tinygrad_lab.backends import register_backend
+from tinygrad_lab.backends.base import Backend
 from tinygrad_lab.backends.cpu import CPUBackend
 
 
@@ -20,6 +25,11 @@ class StandInArray(np.ndarray):
 
 class StandInBackend(CPUBackend):
     name = "standin"
+    # the base class's helpers, as CUDABackend has them (CuPy's path), not CPUBackend's
+    broadcast_to = Backend.broadcast_to
+    sum = Backend.sum
+    amax = Backend.amax
+    matrix_transpose = Backend.matrix_transpose
 
     def check(self, index):
         if index not in (None, 0, 1):

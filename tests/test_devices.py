@@ -343,3 +343,23 @@ def test_cuda_module_with_a_gpu():
     assert tl.ones(1, device="cuda").is_cuda
     import cupy
     assert isinstance(tl.ones(2, device="cuda")._data, cupy.ndarray)
+
+
+# ---------------------------------------------------------------- the stand-in runs CuPy's code path
+
+def test_standin_takes_the_helpers_the_cuda_backend_inherits():
+    """CI has no GPU, so the base Backend's helpers (the code CuPy runs) are tested through the
+    stand-in: it must use each one CUDABackend inherits, not a CPU fast path. A new CPU fast
+    path fails here until the stand-in takes the base version too."""
+    from tinygrad_lab.backends.base import Backend
+    from tinygrad_lab.backends.cpu import CPUBackend
+    from tinygrad_lab.backends.cuda import CUDABackend
+
+    from .standin import StandInBackend
+
+    inherited = [name for name, value in vars(Backend).items()
+                 if callable(value) and not name.startswith("__") and name not in vars(CUDABackend)]
+    assert "sum" in inherited and "amax" in inherited  # the list is not empty by accident
+    for name in inherited:
+        if name in vars(CPUBackend):  # the CPU backend has its own: the stand-in must not take it
+            assert getattr(StandInBackend, name) is getattr(Backend, name), name
