@@ -285,6 +285,37 @@ def test_wrong_gradient_shape_names_the_function_and_shapes():
     assert "3" in str(info.value) and "shape" in str(info.value)
 
 
+class ArrayGrad(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.numpy() * 2.0  # an array, not a Tensor
+
+
+class TrailingNones(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3.0, None, None  # extra Nones are allowed, as in PyTorch
+
+
+def test_a_gradient_that_is_not_a_tensor_names_the_function_and_type():
+    with pytest.raises(TypeError, match=r"ArrayGrad.*type ndarray at index 0; expected a Tensor or None"):
+        ArrayGrad.apply(leaf(X)).sum().backward()
+
+
+def test_extra_trailing_none_gradients_are_dropped():
+    x = leaf(X)
+    TrailingNones.apply(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(len(X), 3.0, np.float32))
+
+
 def test_wrong_gradient_shape_in_autograd_grad_too():
     x = leaf(X)
     with pytest.raises(RuntimeError, match="WrongShapeGrad"):

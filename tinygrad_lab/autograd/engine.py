@@ -18,7 +18,7 @@ from typing import Iterator, Sequence
 from . import events
 from .function import _FREED, AccumulateGrad, edge
 from .grad_mode import state as _grad_state
-from .tensor_base import TensorBase, _cls as _tensor_cls, make
+from .tensor_base import TensorBase, make
 
 
 class BackwardStep:
@@ -43,15 +43,26 @@ def _add(a: TensorBase, b: TensorBase) -> TensorBase:
     return add(a, b)
 
 
-def _validate(node, out: tuple, g) -> None:
-    """A gradient that is not a tensor of its input's shape: an error naming the function."""
-    i = next(k for k, x in enumerate(out) if x is g)
-    expected = node.input_shapes[i]
-    if not isinstance(g, TensorBase):
-        raise TypeError(f"{node.name} returned a gradient of type {type(g).__name__} at index {i}; expected a Tensor or None")
-    if g._data.shape != expected:
-        raise RuntimeError(f"Function {node.name} returned an invalid gradient at index {i} - got shape "
-                           f"{list(g._data.shape)} but expected shape compatible with {list(expected)}")
+def _checked(node, out: tuple) -> tuple:
+    """The gradients a backward returned, checked: one per forward argument (extra trailing Nones are
+    allowed, as in PyTorch), each None or a tensor of its input's shape; otherwise an error naming
+    the function. Run for user Functions (built-in ops' gradients are right by construction, and tested)."""
+    n = len(node.edges)
+    if len(out) != n:
+        if not (len(out) > n and all(g is None for g in out[n:])):
+            raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(out)})")
+        out = out[:n]
+    for i, (g, expected) in enumerate(zip(out, node.input_shapes)):
+        if g is None or node.edges[i] is None:
+            continue
+        if not isinstance(g, TensorBase):
+            raise TypeError(f"{node.name} returned a gradient of type {type(g).__name__} at index {i}; "
+                            f"expected a Tensor or None")
+        if g._data.shape != expected:
+            raise RuntimeError(f"Function {node.name} returned an invalid gradient at index {i} - got shape "
+                               f"{list(g._data.shape)} but expected shape compatible with {list(expected)}")
+    return out
 
 
 _node_id = attrgetter("id")
@@ -89,8 +100,8 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     capture  (autograd.grad) do not touch `.grad`; the gradients of `inputs` are
              written into `captured` (a list, one slot per input) instead
     drain    the caller runs no code between steps (Tensor.backward): grad mode is
-             set once for the whole pass and no BackwardStep objects are built
-             unless someone subscribes to events
+             set once for the whole pass, and unless someone subscribes to events
+             no BackwardStep objects are built and nothing is yielded
     pending  a dict the pass keeps its waiting gradients in (node -> gradients): the nodes
              a gradient has reached that have not run yet. The one that runs next is the
              one with the highest id; the stepper reads it to show what comes next.
@@ -129,7 +140,6 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     publish = bool(events.subscribers) and not muted
     backward_mode = (create_graph, muted or not create_graph)  # backward's own ops are not published
     step_index = 0
-    tensor_cls = _tensor_cls[0]
     # Leaves whose pending gradient is a fresh array nothing else holds: AccumulateGrad may keep it as
     # .grad instead of copying (PyTorch "steals" such gradients too). Only when no step object can
     # hold on to it (drained, unobserved) and no graph of the backward is built.
@@ -159,21 +169,18 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                     if type(out) is not tuple:
                         out = (out,)
                     edges = node.edges
-                    if len(out) != len(edges):
-                        out = _check_count(node, out)
-                    for e, g, shape in zip(edges, out, node.input_shapes):
+                    if len(out) != len(edges) or not node.fn.array_forward:
+                        out = _checked(node, out)
+                    for e, g in zip(edges, out):
                         if e is None or g is None:
                             continue
-                        if g.__class__ is not tensor_cls or g._data.shape != shape:
-                            _validate(node, out, g)
-                        nxt = e[0]
+                        nxt, nr = e
                         if needed is not None and nxt not in needed:
                             continue
                         buf = buffers.get(nxt)
                         if buf is None:
                             buf = buffers[nxt] = [None] * nxt.n_outputs
                             heappush(heap, (-nxt.id, nxt))
-                        nr = e[1]
                         if buf[nr] is None:
                             buf[nr] = g
                             if (owned is not None and nxt.__class__ is AccumulateGrad and g._data.size >= _STEAL_MIN
@@ -186,8 +193,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                     if not retain_graph:
                         node._saved = _FREED
             if drain and not publish:
-                yield None
-                continue
+                continue  # a drained pass yields nothing: no step is built, none is looked at
             _grad_state.enabled, events.muted[0] = prev_mode, muted
             step = BackwardStep(step_index, node, tuple(grads), out)
             step_index += 1
@@ -241,16 +247,6 @@ def _leaf_step(node, g, targets, captured, capture, accumulate_all, create_graph
     if accumulate_all or (node, 0) in targets:
         _accumulate(leaf, g, create_graph, owned)
     return (leaf._grad,)
-
-
-def _check_count(node, out: tuple) -> tuple:
-    """Backward returned the wrong number of gradients: extra trailing Nones are
-    allowed (as in PyTorch), anything else is an error naming the function."""
-    n = len(node.edges)
-    if len(out) > n and all(g is None for g in out[n:]):
-        return out[:n]
-    raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
-                       f"(expected {n}, got {len(out)})")
 
 
 def _capture_outputs(node, grads, targets, captured, capture, inputs, needed, create_graph) -> bool:
