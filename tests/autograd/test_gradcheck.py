@@ -98,6 +98,29 @@ def test_gradcheck_catches_a_wrong_second_output():
     assert gradcheck(HalfWrong.apply, (leaf(X),), raise_exception=False) is False
 
 
+class ColumnGrad(tl.autograd.Function):
+    """Computes on arrays, as the built-in ops do, so the engine trusts its gradient's shape;
+    its gradient has the right values in a column (n, 1) instead of a vector (n,)."""
+
+    array_forward = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return x._data * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return (g * 2.0).reshape(-1, 1)
+
+
+def test_gradcheck_catches_a_gradient_of_the_wrong_shape():
+    # the values alone would pass: a flattened (3, 1) column is the right Jacobian row
+    with pytest.raises(GradcheckError, match=r"gradient of differentiable input 0 has shape \[3, 1\], "
+                                             r"but the input has shape \[3\]"):
+        gradcheck(ColumnGrad.apply, (leaf(X),))
+    assert gradcheck(ColumnGrad.apply, (leaf(X),), raise_exception=False) is False
+
+
 def test_gradcheck_leaves_inputs_unchanged():
     x = leaf(X)
     before = to_np(x)

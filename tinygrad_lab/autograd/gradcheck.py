@@ -68,8 +68,12 @@ def analytical_jacobian(fn, inputs) -> list:
             gs = grad(o, diff_inputs, make(seed.reshape(o._data.shape), o._device), retain_graph=True,
                       allow_unused=True)
             for m, g in enumerate(gs):
-                if g is not None:
-                    jac[m][row] = np.asarray(g._device.backend.to_host(g._data), dtype=np.float64).ravel()
+                if g is None:
+                    continue
+                if g._data.shape != diff_inputs[m]._data.shape:  # the engine checks only user Functions' shapes
+                    raise GradcheckError(f"the gradient of differentiable input {m} has shape {list(g._data.shape)}, "
+                                         f"but the input has shape {list(diff_inputs[m]._data.shape)}")
+                jac[m][row] = np.asarray(g._device.backend.to_host(g._data), dtype=np.float64).ravel()
             row += 1
     return jac
 
@@ -84,7 +88,12 @@ def gradcheck(fn, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float 
             warnings.warn(f"gradcheck: input {i} requires grad but is {x.dtype}, not float64; finite differences "
                           f"will be inaccurate", stacklevel=2)
     numerical = numerical_jacobian(fn, inputs, eps)
-    analytical = analytical_jacobian(fn, inputs)
+    try:
+        analytical = analytical_jacobian(fn, inputs)
+    except GradcheckError:  # a gradient of the wrong shape
+        if raise_exception:
+            raise
+        return False
     for i, (n, a) in enumerate(zip(numerical, analytical)):
         if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
             if not raise_exception:
