@@ -146,7 +146,9 @@ def test_timing_plot_measures_and_draws(monkeypatch):
     assert "no-such-workload" in bad.error and "no-such-workload" in bad.error_box.value
 
 
-def test_live_loss_collects_and_draws():
+def test_live_loss_collects_and_draws(monkeypatch):
+    # a machine booted a second ago: time.monotonic() starts near 0 (the throttle must not assume uptime)
+    monkeypatch.setattr("tinygrad_lab.widgets.training.time.monotonic", lambda: 1.0)
     live = widgets.LiveLoss(total=3, every=3600)
     for v in (3.0, tl.tensor(2.0), 1.0):
         live.update(v)

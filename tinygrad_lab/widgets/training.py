@@ -45,7 +45,7 @@ class LiveLoss(StaticFallback, anywidget.AnyWidget):
         super().__init__(title=title)
         self.total, self.every = total, every
         self._pending: list[float] = []
-        self._last = 0.0
+        self._last = -math.inf  # never sent: the first value goes at once, however long the machine has been up
         self._bar = None
 
     def __repr__(self) -> str:
