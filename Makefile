@@ -38,9 +38,11 @@ $(STAMP): pyproject.toml
 	@echo "==> setup complete"
 
 # System programs the course and its tests need, as "command:apt-package" pairs: Graphviz `dot`
-# (the pip `graphviz` package only wraps it) and Chromium (driven by playwright in tests/browser;
-# playwright never downloads a browser here).
-SYSTEM_DEPS := dot:graphviz chromium:chromium
+# (the pip `graphviz` package only wraps it), Chromium (driven by playwright in tests/browser;
+# playwright never downloads a browser here) and OpenMPI's `mpirun` with its library, which the
+# mpi4py wheel loads at run time (tinygrad_lab.distributed; no compiler is needed, so installing
+# the pip packages first is fine).
+SYSTEM_DEPS := dot:graphviz chromium:chromium mpirun:openmpi-bin
 
 # Installs whatever is missing with apt-get when it can (root, or passwordless sudo); otherwise says how.
 system-deps:
@@ -67,7 +69,8 @@ system-deps:
 	  if ! command -v $$cmd >/dev/null 2>&1; then \
 	    echo "!! $$pkg ('$$cmd') is missing and could not be installed automatically."; \
 	    echo "!! Install the '$$pkg' package with your system's package manager (e.g. sudo apt-get install $$pkg)."; \
-	    echo "!! Without it: graphviz -> graphs are not drawn; chromium -> the browser tests are skipped."; \
+	    echo "!! Without it: graphviz -> graphs are not drawn; chromium -> the browser tests are skipped;"; \
+	    echo "!!   openmpi-bin -> tinygrad_lab.distributed cannot start and its tests are skipped."; \
 	  fi; \
 	done
 
