@@ -16,7 +16,7 @@ PYTEST_ARGS ?= -p xdist -n auto --dist loadfile
 # Extra JupyterLab arguments, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`.
 LAB_ARGS    ?=
 
-.PHONY: setup test lab notebooks clean system-deps
+.PHONY: setup test lab notebooks clean system-deps gpu-check
 
 setup: $(STAMP)
 
@@ -85,6 +85,13 @@ notebooks: setup
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=300 \
 	  notebooks/*.ipynb notebooks/exercises/*.ipynb
 	$(VENV)/bin/nbstripout --keep-output --keep-count notebooks/*.ipynb notebooks/exercises/*.ipynb
+
+# Everything that needs a real NVIDIA GPU (CUDA tests, GPU benchmark, lesson 06), results in $(OUT).
+# Not tied to `setup`: it runs with the python3 of a GPU machine that has CuPy, PyTorch, NumPy and
+# pytest but no virtualenv and no network (README: "Checking a real GPU").
+OUT ?= gpu-check
+gpu-check:
+	$(PYTHON) -m tinygrad_lab.gpu_check $(OUT)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info
