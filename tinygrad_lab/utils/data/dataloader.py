@@ -237,6 +237,10 @@ def _check_worker_options(num_workers, timeout, prefetch_factor, persistent_work
         raise ValueError(f"prefetch_factor should be a positive integer, got {prefetch_factor!r}")
     if num_workers == 0 and persistent_workers:
         raise ValueError("persistent_workers option needs num_workers > 0")
+    _check_context(num_workers, context)
+
+
+def _check_context(num_workers, context) -> None:
     if num_workers == 0 and context is not None:
         raise ValueError("multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
                          "but got num_workers=0")
