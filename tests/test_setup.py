@@ -31,7 +31,7 @@ def test_make_lab_installs_the_course_and_nothing_else(tmp_path):
     assert "-m venv .venv" in out
     assert _installs(out) == [".venv/bin/python -m pip install -q --upgrade pip",
                               ".venv/bin/python -m pip install -q -e '.[lab]'",
-                              'make --no-print-directory system-deps DEPS="dot:graphviz"']
+                              'make --no-print-directory system-deps DEPS="dot:graphviz mpirun:openmpi-bin"']
     assert out.rstrip().endswith(".venv/bin/tinygrad-lab lab")
 
 
