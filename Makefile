@@ -86,8 +86,9 @@ system-deps:
 	  fi; \
 	done
 
+# The virtualenv's programs first on PATH, as activating it would (lessons start `tensorboard`).
 test: $(TEST_STAMP)
-	$(VPY) -m pytest $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pytest $(PYTEST_ARGS)
 
 lab: $(LAB_STAMP)
 	$(VENV)/bin/tinygrad-lab lab $(LAB_ARGS)

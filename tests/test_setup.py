@@ -39,4 +39,4 @@ def test_make_test_adds_the_test_tools_the_oracle_and_the_browser(tmp_path):
     out = _dry_run(tmp_path, "test")
     assert out.index("'.[lab]'") < out.index("'.[test,lab,bench]'") < out.index("'.[oracle]'")
     assert "chromium:chromium" in out and "dot:graphviz" in out
-    assert out.rstrip().endswith(".venv/bin/python -m pytest -p xdist -n auto --dist loadfile")
+    assert out.rstrip().endswith("/.venv/bin:$PATH\" .venv/bin/python -m pytest -p xdist -n auto --dist loadfile")
