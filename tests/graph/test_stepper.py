@@ -226,7 +226,7 @@ def test_non_scalar_loss_takes_a_gradient():
 def test_every_rule_names_real_forward_arguments():
     """A typo in the explanation table would silently fall back to the generic text."""
     from tinygrad_lab.graph.explain import RULES
-    from tinygrad_lab.graph.model import _forward_arg_names
+    from tinygrad_lab.graph.nodes import _forward_arg_names
 
     def functions(cls):
         for sub in cls.__subclasses__():

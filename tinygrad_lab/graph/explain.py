@@ -13,7 +13,7 @@ from typing import NamedTuple
 from .._format import PREFIX, format_tensor
 from ..autograd.function import _FREED, AccumulateGrad
 from ..autograd.tensor_base import TensorBase
-from .model import arg_name, saved_names
+from .nodes import arg_name, saved_names
 
 SMALL = 16  # tensors up to this many elements are shown in full
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .model import PREVIEW, Graph, GraphNode, TensorSummary
+from .nodes import PREVIEW, DrawnGraph, GraphNode, TensorSummary
 from .summarise import Box, summarise
 
 STYLES = {
@@ -57,7 +57,7 @@ class GraphvizNotFound(RuntimeError):
             "graph.to_dot(), or this error's .dot.")
 
 
-def to_dot(graph: Graph, *, show_values: bool = False, show_grads: bool = False, show_saved: bool = True,
+def to_dot(graph: DrawnGraph, *, show_values: bool = False, show_grads: bool = False, show_saved: bool = True,
            cluster_modules: bool = False, collapse: Sequence[str] | int | None = None,
            max_nodes: int | None = 300, highlight: int | None = None, legend: bool = True) -> str:
     """Graphviz source for `graph`.
@@ -73,7 +73,7 @@ def to_dot(graph: Graph, *, show_values: bool = False, show_grads: bool = False,
     labeller = _Labeller(graph, show_values, show_grads, show_saved)
     names = [_box_name(b) for b in view.boxes]
     current = view.box_of[highlight] if highlight is not None else None
-    lines, used, outputs = [], set(), graph._output_ids()
+    lines, used, outputs = [], set(), graph.output_ids()
     for i, box in enumerate(view.boxes):
         kind = _style_kind(graph, box, outputs)
         used.add(kind)
@@ -99,7 +99,7 @@ def to_dot(graph: Graph, *, show_values: bool = False, show_grads: bool = False,
     return "\n".join(out) + "\n"
 
 
-def to_svg(graph: Graph, **options) -> str:
+def to_svg(graph: DrawnGraph, **options) -> str:
     """The drawing as SVG text, rendered by Graphviz `dot` (options: see `to_dot`)."""
     dot = to_dot(graph, **options)
     try:
@@ -122,7 +122,7 @@ def _box_name(box: Box) -> str:
     return f"c{box.members[0]}" if box.kind == "chain" else "rest"
 
 
-def _style_kind(graph: Graph, box: Box, outputs: set) -> str:
+def _style_kind(graph: DrawnGraph, box: Box, outputs: set) -> str:
     if box.kind != "node":
         return box.kind
     n = graph.nodes[box.members[0]]
@@ -136,7 +136,7 @@ def _style_kind(graph: Graph, box: Box, outputs: set) -> str:
 class _Labeller:
     """The text of each box."""
 
-    def __init__(self, graph: Graph, values: bool, grads: bool, saved: bool):
+    def __init__(self, graph: DrawnGraph, values: bool, grads: bool, saved: bool):
         self.nodes, self.values, self.grads, self.saved = graph.nodes, values, grads, saved
         self.saved_shown = False
 
@@ -208,7 +208,7 @@ def _esc(text: str) -> str:
 
 # ---------------------------------------------------------------- clusters and legend
 
-def _clustered(graph: Graph, lines: list) -> list:
+def _clustered(graph: DrawnGraph, lines: list) -> list:
     """Node lines, nested in `subgraph cluster_*` blocks by module call when a line has a cluster."""
     calls = graph.modules
     inside: dict = {}
