@@ -8,6 +8,7 @@ What a node knows is `nodes.GraphNode`'s (re-exported here).
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator, Mapping
 
 from ..autograd.function import AccumulateGrad, RemovableHandle
@@ -80,11 +81,44 @@ class Graph:
         i = self._engine.get(engine_node)
         return self.nodes[i] if i is not None else None
 
+    def where(self, t: TensorBase) -> tuple | None:
+        """(node id, output nr) of tensor `t` in this graph, or None when the graph does not hold it."""
+        if t._grad_fn is not None:
+            i = self._engine.get(t._grad_fn)
+            if i is not None:
+                return (i, t._output_nr)
+        return self._tensors.get(t)
+
     def __repr__(self) -> str:
         kinds = [n.kind for n in self.nodes]
         outs = ", ".join(f"{n.op or n.kind} {n.shape}" for n in self.outputs)
         return (f"<Graph: {len(kinds)} nodes ({kinds.count('op')} ops, {kinds.count('input')} inputs, "
                 f"{kinds.count('parameter')} parameters); outputs: {outs or 'none'}>")
+
+    # ---------------------------------------------------------------- the learner's names
+    def name_tensors(self, namespace: Mapping[str, object]) -> None:
+        """Label the nodes of the tensors held in `namespace` (a notebook's or a function's variables)
+        with their variable names, so the node of `loss` reads "loss". Names given by `params=` or a
+        module path stay; a tensor held under several names gets the shortest (then the first
+        alphabetically); names starting with "_" are skipped. A node whose value was not known takes
+        it from the tensor. Only names and summaries are kept, never the tensors."""
+        found: dict = {}
+        for var, t in namespace.items():
+            if isinstance(t, TensorBase) and not var.startswith("_"):
+                hit = self.where(t)
+                if hit is not None:
+                    found.setdefault(hit, []).append((len(var), var, t))
+        outputs: dict = {}  # node id -> {output nr: variable}
+        for (i, nr), named in sorted(found.items()):
+            _, var, t = min(named, key=lambda v: v[:2])
+            outputs.setdefault(i, {})[nr] = var
+            if nr == 0 and self.nodes[i].value is None:
+                self.nodes[i].value = summarize(t._data)
+        for i, named in outputs.items():
+            node = self.nodes[i]
+            if node.name is None:
+                n = len(node.output_shapes)  # several outputs: "values, indices"; "_" for one not held
+                node.name = named[0] if n == 1 else ", ".join(named.get(k, "_") for k in range(n))
 
     # ---------------------------------------------------------------- gradients
     def observe_step(self, step) -> GraphNode | None:
@@ -113,6 +147,10 @@ class Graph:
     def to_svg(self, **options) -> str:
         """SVG drawn by Graphviz `dot`; raises GraphvizNotFound when it is not installed."""
         return render.to_svg(self, **options)
+
+    def to_png(self, dpi: int = 96, **options) -> bytes:
+        """PNG drawn by Graphviz `dot` (a picture that shows everywhere, even in an untrusted notebook)."""
+        return render.to_png(self, dpi, **options)
 
     # ---------------------------------------------------------------- live updates
     def subscribe(self, callback: Callable[[str, GraphNode], None]) -> RemovableHandle:
@@ -202,3 +240,17 @@ class Graph:
             paths = self._paths[parent.key] = {id(m): n for n, m in parent_module.named_modules() if n}
         rel = paths.get(id(module), kind)
         return ModuleCall(key, f"{parent.name}.{rel}" if parent.name else rel, kind, parent.depth + 1, parent.key)
+
+
+def caller_namespace() -> dict:
+    """The variables where user code called into tinygrad_lab: the locals over the globals of the
+    first frame outside the package (in a notebook cell, that is the notebook's namespace)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] == "tinygrad_lab":
+        frame = frame.f_back
+    if frame is None:
+        return {}
+    try:
+        return {**frame.f_globals, **frame.f_locals}
+    finally:
+        del frame

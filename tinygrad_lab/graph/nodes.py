@@ -17,6 +17,9 @@ from ..autograd.function import _FREED, _SavedOutput
 from ..autograd.tensor_base import TensorBase
 
 PREVIEW = 8  # values kept from each tensor (flattened, from the start)
+# The attribute `record()` leaves on each engine node it sees: the summary of the node's output, so a
+# graph captured later from the same tensors shows values no op saved (the engine frees the rest)
+RECORDED_VALUE = "recorded_value"
 
 
 class TensorSummary(NamedTuple):
