@@ -68,9 +68,11 @@ function legend(model) {
         item.appendChild(sw);
       }
       if (color) {
+        const words = el("span");
         const word = el("b", "", text.split(":")[0]);
         word.style.color = color;
-        item.append(word, document.createTextNode(":" + text.split(":").slice(1).join(":")));
+        words.append(word, document.createTextNode(":" + text.split(":").slice(1).join(":")));
+        item.appendChild(words);
       } else {
         item.appendChild(document.createTextNode(text));
       }
@@ -120,19 +122,24 @@ function render({ model, el: root }) {
     return { w: b.width, h: b.height };
   }
 
+  // the width the frame may take: the widget's, less the details panel beside it
+  const available = () => Math.max(120, body.clientWidth - details.offsetWidth - 10);
+
   function applyScale() {
     const svg = canvas.querySelector("svg");
     if (!svg || !natural) return;
     svg.setAttribute("width", `${natural.w * scale}px`);
     svg.setAttribute("height", `${natural.h * scale}px`);
+    // the frame hugs the drawing, up to the width available and the maximum height; beyond, it scrolls
+    const scrollbar = natural.h * scale > maxHeight() ? 16 : 0;
+    viewport.style.width = `${Math.min(natural.w * scale + 2 + scrollbar, available())}px`;
     viewport.style.height = `${Math.min(natural.h * scale + 2, maxHeight())}px`;
     root.dataset.scale = scale.toFixed(3);
   }
 
   function fit() {
     if (!natural) return;
-    const width = viewport.clientWidth || viewport.getBoundingClientRect().width || natural.w;
-    let s = Math.min(1, (width - 4) / natural.w);
+    let s = Math.min(1, (available() - 4) / natural.w);
     const tall = maxHeight() / natural.h;
     if (natural.h * s > maxHeight() && tall >= MIN_FIT) s = Math.min(s, tall);
     scale = Math.max(s, 0.05);
@@ -245,8 +252,8 @@ function render({ model, el: root }) {
   zoomIn.addEventListener("click", () => zoom(STEP));
   zoomOut.addEventListener("click", () => zoom(1 / STEP));
   fitButton.addEventListener("click", () => { userZoomed = false; fit(); follow(); });
-  const resize = new ResizeObserver(() => { if (!userZoomed) fit(); });
-  resize.observe(viewport);
+  const resize = new ResizeObserver(() => { if (userZoomed) applyScale(); else fit(); });
+  resize.observe(body);
 
   model.on("change:svg", drawSvg);
   model.on("change:highlighted", () => { markHighlights(); follow(); });

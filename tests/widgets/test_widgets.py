@@ -4,7 +4,9 @@ a deterministic repr and a static picture."""
 from __future__ import annotations
 
 import base64
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -257,3 +259,35 @@ def test_stepper_widget_on_models_with_collapsed_modules(which):
     nn.functional.cross_entropy(model(x), target).backward()
     for name, p in model.named_parameters():
         np.testing.assert_array_equal(got[name], p.grad.numpy(), err_msg=name)
+
+
+# ---------------------------------------------------------------- the committed lessons' pictures
+
+LESSONS = sorted((Path(tl.__file__).resolve().parents[1] / "notebooks").glob("[01]*.ipynb"))
+
+
+def _widget_outputs(path) -> list:
+    nb = json.loads(path.read_text())
+    return [o for c in nb["cells"] for o in c.get("outputs", [])
+            if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
+def test_every_committed_widget_output_carries_a_picture_of_its_final_state(path):
+    """A PNG shows in an untrusted notebook, on GitHub and in nbconvert's HTML; the live views'
+    pictures are their final state, not the empty one they started with."""
+    for out in _widget_outputs(path):
+        data = out["data"]
+        text = "".join(data["text/plain"])
+        assert "image/png" in data, (path.stem, text)
+        assert _png_size("".join(data["image/png"]))[0] >= 200, (path.stem, text)
+        assert not re.search(r": 0 (values|nodes)>", text), (path.stem, text)
+
+
+def test_nbconvert_html_shows_each_widget_as_an_image():
+    nbconvert = pytest.importorskip("nbconvert")
+    nbformat = pytest.importorskip("nbformat")
+    path = next(p for p in LESSONS if p.stem.startswith("02"))
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(nbformat.read(path, as_version=4))
+    assert len(re.findall(r'<img [^>]*src="data:image/(png|svg)', body)) >= len(_widget_outputs(path)) == 3
+    assert "&lt;GraphView" not in body

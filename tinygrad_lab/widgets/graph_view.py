@@ -31,6 +31,8 @@ NOT_KEPT = ("not kept: no op saved this tensor for backward and no variable hold
 def _fmt_summary(s) -> str:
     if s.min is None:
         return "empty"
+    if not s.shape:
+        return f"{s.preview[0]:.4g}"
     preview = ", ".join(f"{v:.4g}" for v in s.preview) + (", …" if s.numel > len(s.preview) else "")
     return f"[{preview}]" + (f"  min {s.min:.4g} · max {s.max:.4g} · mean {s.mean:.4g}" if s.numel > 1 else "")
 
@@ -58,8 +60,8 @@ def node_details(g: "_graph.Graph", name: str) -> dict:
     if n.module is not None:
         out["module"] = n.module.label
     if n.inputs:
-        out["inputs"] = ", ".join(f"{arg}={g[src].name or '#' + str(src)}" for (src, _), arg in
-                                  zip(n.inputs, n.input_names))
+        out["inputs"] = ", ".join(f"{arg}={g[src].name or f'{g[src].op or g[src].kind} #{src}'}"
+                                  for (src, _), arg in zip(n.inputs, n.input_names))
     if n.saved:
         out["saved"] = "; ".join(f"{s.name} {list(s.shape)} ({s.nbytes} B)" for s in n.saved)
     out["value"] = _fmt_summary(n.value) if n.value is not None else NOT_KEPT

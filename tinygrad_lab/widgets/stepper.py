@@ -46,9 +46,10 @@ class BackwardStepper(StaticFallback, ipywidgets.VBox):
         self.buttons["Step"].on_click(lambda _: self._move(1))
         self.buttons["Back"].on_click(lambda _: self._move(-1))
         self.buttons["Reset"].on_click(lambda _: setattr(self.slider, "value", 0))
-        self.explanation = ipywidgets.HTML(layout=ipywidgets.Layout(flex="1 1 380px", min_width="0"))
+        # side by side where the notebook is wide enough for both, else the code below the numbers
+        self.explanation = ipywidgets.HTML(layout=ipywidgets.Layout(flex="1 1 360px", min_width="0"))
         self.explanation.add_class("tl-explanation")
-        self.code = ipywidgets.HTML(layout=ipywidgets.Layout(flex="1 1 420px", min_width="0"))
+        self.code = ipywidgets.HTML(layout=ipywidgets.Layout(flex="2 1 640px", min_width="0"))
         self.code.add_class("tl-code")
         self.slider.observe(lambda change: self.go_to(change["new"]), names="value")
         controls = ipywidgets.HBox([self.buttons["Step"], self.buttons["Back"], self.play, self.buttons["Reset"],
