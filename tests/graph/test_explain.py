@@ -15,6 +15,21 @@ from tinygrad_lab.graph.explain import RULES, VOCABULARY, explain, formula_symbo
 from tinygrad_lab.nn import functional as F
 
 
+class Cube(Function):
+    """A learner's Function: x**3, whose backward the stepper can only show generically."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        grad = g * 3 * x * x
+        return grad
+
+
 def _v(*values, grad=True):
     return tl.tensor(list(values), requires_grad=grad)
 
@@ -229,17 +244,6 @@ def test_big_tensors_are_shown_by_shape_first_values_and_range():
 
 
 def test_user_function_gets_a_generic_explanation():
-    class Cube(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x * x
-
     x = tl.tensor([2.0], requires_grad=True)
     stepper = graph.BackwardStepper(Cube.apply(x).sum())
     stepper.step()

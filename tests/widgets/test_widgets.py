@@ -110,13 +110,20 @@ def test_graphview_names_nodes_after_the_notebooks_variables(monkeypatch):
     assert re.search(r">y</text>|>y =|y = Add", view.svg)
 
 
-def test_graphview_live_grows_while_the_block_runs(monkeypatch):
+@pytest.fixture
+def display_updates(monkeypatch) -> list:
+    """The mimebundles a displayed widget updates its output with (IPython's display handle, recorded)."""
     updates = []
 
     class Handle:
         def update(self, obj):
             updates.append(_bundle(obj))
     monkeypatch.setattr("IPython.display.display", lambda obj, display_id=None: Handle())
+    return updates
+
+
+def test_graphview_live_grows_while_the_block_runs(display_updates):
+    updates = display_updates
     seen = []
     with widgets.GraphView.live(redraw_interval=0.0) as view:
         view.graph.subscribe(lambda event, node: seen.append(node.id))
@@ -219,14 +226,9 @@ def test_live_loss_collects_and_draws(monkeypatch):
     assert _png_size(_bundle(live)["image/png"]) == (640, 260)
 
 
-def test_live_loss_curve_has_axes_ticks_and_the_final_state(monkeypatch):
+def test_live_loss_curve_has_axes_ticks_and_the_final_state(display_updates):
     from tinygrad_lab.widgets.training import curve_title
-    updates = []
-
-    class Handle:
-        def update(self, obj):
-            updates.append(_bundle(obj))
-    monkeypatch.setattr("IPython.display.display", lambda obj, display_id=None: Handle())
+    updates = display_updates
     with widgets.LiveLoss(total=50, title="MSE") as live:
         for i in range(50):
             live.update(1.0 / (i + 1))

@@ -199,10 +199,6 @@ class Explanation(NamedTuple):
     numbers: tuple
     checks: tuple = ()
 
-    def symbols(self) -> set:
-        """The symbols the formulas use (what `numbers` must list)."""
-        return set().union(*(formula_symbols(f) for f in self.formulas)) if self.formulas else set()
-
     def __str__(self) -> str:
         lines = [f"{self.op}: {self.words}"]
         if self.op != "AccumulateGrad":

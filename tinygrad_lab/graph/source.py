@@ -113,18 +113,20 @@ def _gradient_lines(func: ast.AST, fn: type) -> dict:
     returns = [func.body] if isinstance(func, ast.Lambda) else \
         [r.value for r in _own_nodes(func) if isinstance(r, ast.Return) and r.value is not None]
     for value in returns:
-        for position, expr in _positions(value, n_args):
+        for positions, expr in _positions(value, n_args):
             if isinstance(expr, ast.Constant) and expr.value is None:
                 continue
-            targets = [expr] + (assigned.get(expr.id, []) if isinstance(expr, ast.Name) else [])
-            for node in targets:
-                for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
-                    names = marks.setdefault(line - 1, [])
-                    for p in position:
-                        label = _label(fn, p)
-                        if label not in names:
-                            names.append(label)
+            labels = [_label(fn, p) for p in positions]
+            for node in [expr] + (assigned.get(expr.id, []) if isinstance(expr, ast.Name) else []):
+                _mark(marks, node, labels)
     return {line: tuple(names) for line, names in sorted(marks.items())}
+
+
+def _mark(marks: dict, node: ast.AST, labels: list) -> None:
+    """Add `labels` to every line `node` spans (0-based line indices)."""
+    for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+        names = marks.setdefault(line - 1, [])
+        names += [label for label in labels if label not in names]
 
 
 def _label(fn: type, position: int) -> str:

@@ -40,32 +40,27 @@ def _fmt_summary(s) -> str:
 def node_details(g: "_graph.Graph", name: str) -> dict:
     """What the details panel shows for the drawn node called `name` ("n3": graph node 3; "m1": module call 1)."""
     kind, num = name[:1], name[1:]
-    if not num.isdigit():
-        return {"node": name}
-    i = int(num)
-    if kind == "m" and i < len(g.modules):
+    i = int(num) if num.isdigit() else -1
+    if kind == "m" and 0 <= i < len(g.modules):
         call = g.modules[i]
         members = [n for n in g if any(c.key == i for c in n.scope)]
         return {"module": call.label, "depth": call.depth, "ops inside": sum(n.kind == "op" for n in members)}
-    if kind not in "nc" or i >= len(g):
-        return {"node": name}
-    n = g[i]
-    out = {"node": f"#{n.id}", "op": n.op or n.kind}
-    if n.name:
-        out["name"] = n.name
-    out["shape"] = str(list(n.shape))
-    out["dtype"] = n.dtype or "?"
-    out["device"] = n.device
-    out["requires_grad"] = str(n.requires_grad)
-    if n.module is not None:
-        out["module"] = n.module.label
-    if n.inputs:
-        out["inputs"] = ", ".join(f"{arg}={g[src].name or f'{g[src].op or g[src].kind} #{src}'}"
-                                  for (src, _), arg in zip(n.inputs, n.input_names))
-    if n.saved:
-        out["saved"] = "; ".join(f"{s.name} {list(s.shape)} ({s.nbytes} B)" for s in n.saved)
-    out["value"] = _fmt_summary(n.value) if n.value is not None else NOT_KEPT
+    if kind in "nc" and 0 <= i < len(g):
+        return _tensor_details(g, g[i])
+    return {"node": name}
+
+
+def _tensor_details(g: "_graph.Graph", n) -> dict:
+    """A node's op, the learner's name, shape, dtype, device, module, inputs, saved tensors, value and gradient."""
+    out = {"node": f"#{n.id}", "op": n.op or n.kind, "name": n.name, "shape": str(list(n.shape)),
+           "dtype": n.dtype or "?", "device": n.device, "requires_grad": str(n.requires_grad),
+           "module": n.module.label if n.module is not None else None,
+           "inputs": ", ".join(f"{arg}={g[src].name or f'{g[src].op or g[src].kind} #{src}'}"
+                               for (src, _), arg in zip(n.inputs, n.input_names)),
+           "saved": "; ".join(f"{s.name} {list(s.shape)} ({s.nbytes} B)" for s in n.saved or ())}
+    out = {k: v for k, v in out.items() if v}
     grad = n.grad
+    out["value"] = _fmt_summary(n.value) if n.value is not None else NOT_KEPT
     out["grad"] = _fmt_summary(grad) if grad is not None else "not computed yet (no backward pass seen)"
     return out
 
