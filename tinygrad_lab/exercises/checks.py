@@ -424,12 +424,7 @@ def _check_sgd_case(sgd_cls, lr: float, momentum: float, steps: int, rng: np.ran
     bufs: list = [None, None]
     opt = sgd_cls([mine[0], frozen, mine[1]], lr=lr, momentum=momentum)
     for k in range(1, steps + 1):
-        opt.zero_grad()
-        for i, p in enumerate(mine):
-            if p.grad is not None and np.any(_np(p.grad) != 0):
-                raise _hint(f"after zero_grad(), parameter {i}'s .grad is {_fmt(p.grad)}",
-                            "zero_grad() must reset every parameter's .grad (to None, as PyTorch does); "
-                            "otherwise backward adds the new gradient to the old one")
+        _check_zero_grad(opt, mine)
         sum(((creation.tensor(a, dtype="float64") * p * p) + p.sin()).sum() for a, p in zip(scales, mine)).backward()
         before = [_np(p).copy() for p in mine]
         grads = [2 * a * r + np.cos(r) for a, r in zip(scales, ref)]  # d/dp of a p² + sin p
@@ -437,15 +432,26 @@ def _check_sgd_case(sgd_cls, lr: float, momentum: float, steps: int, rng: np.ran
         bufs = [g.copy() if b is None else momentum * b + g for b, g in zip(bufs, grads)]
         ref = [r - lr * b for r, b in zip(ref, bufs)]
         opt.step()
-        for i, p in enumerate(mine):
-            if not _close(p, ref[i]):
-                _sgd_mismatch(k, i, _np(p), ref[i], before[i], grads[i], prev[i], lr, momentum)
+        for i, (p, r) in enumerate(zip(mine, ref)):
+            _compare_sgd_step(k, i, _np(p), r, before[i], grads[i], prev[i], lr, momentum)
         if _np(frozen).item() != 1.0:
             raise _hint("a parameter without a gradient (.grad is None) was changed by step()",
                         "skip parameters whose .grad is None, as PyTorch does")
 
 
-def _sgd_mismatch(k: int, i: int, got, want, before, g, prev, lr: float, momentum: float) -> None:
+def _check_zero_grad(opt, params: list[Tensor]) -> None:
+    opt.zero_grad()
+    for i, p in enumerate(params):
+        if p.grad is not None and np.any(_np(p.grad) != 0):
+            raise _hint(f"after zero_grad(), parameter {i}'s .grad is {_fmt(p.grad)}",
+                        "zero_grad() must reset every parameter's .grad (to None, as PyTorch does); "
+                        "otherwise backward adds the new gradient to the old one")
+
+
+def _compare_sgd_step(k: int, i: int, got, want, before, g, prev, lr: float, momentum: float) -> None:
+    """Parameter i after step k is `want`; otherwise a hint from how it moved (`before` -> `got`)."""
+    if _close(got, want):
+        return
     what = f"lr={lr}, momentum={momentum}: after step {k}, parameter {i} is {_fmt(got)}, expected {_fmt(want)}"
     delta = got - before
     if np.allclose(delta, 0):
