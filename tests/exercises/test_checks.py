@@ -3,6 +3,7 @@ refuses the gaming attempts (the library's own implementation where the exercise
 from __future__ import annotations
 
 import math
+import traceback
 
 import numpy as np
 import pytest
@@ -581,3 +582,11 @@ def test_the_notebooks_data_and_loaders_come_back_after_a_check():
         check_classifier(loads_the_data)
     assert notebook["X_test"] is before
     assert tl.datasets.digits()[0].shape == (1797, 64)
+
+
+def test_a_failed_check_shows_the_learner_the_hint_not_the_checks_code():
+    """The traceback holds the caller's frame and the check's three-line wrapper, nothing deeper."""
+    with pytest.raises(AssertionError) as info:
+        check_linear(NoTranspose)
+    assert len(traceback.extract_tb(info.tb)) == 2 and info.value.__suppress_context__
+    assert "HINT:" in str(info.value)

@@ -9,6 +9,7 @@ numbers involved, and where to look, without giving the answer away.
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
 
@@ -41,6 +42,19 @@ def _fmt(t) -> str:
 
 def _hint(what: str, look: str) -> AssertionError:
     return AssertionError(f"{what}\nHINT: {look}")
+
+
+def _graded(check: Callable) -> Callable:
+    """A check as a graded cell calls it: a failure's traceback shows the learner's cell, this
+    wrapper's three lines and the hint, not the check's own code (which pytest hides too)."""
+    @functools.wraps(check)
+    def run(*args, **kwargs):
+        __tracebackhide__ = True
+        try:
+            return check(*args, **kwargs)
+        except AssertionError as e:
+            raise AssertionError(str(e)) from None  # the check's answer: read its HINT below
+    return run
 
 
 # ---------------------------------------------------------------- refusing the library's own implementation
@@ -184,6 +198,7 @@ def _function_cases(shapes: Sequence[tuple], seed: int) -> Iterator[list[Tensor]
                                requires_grad=True) for s in family]
 
 
+@_graded
 def check_function_backward(function, reference: Callable, shapes: Sequence[tuple] = ((4, 3), (4, 3)),
                             seed: int = 0, forward_hint: str = "check the formula in forward before you "
                                                                  "look at backward") -> None:
@@ -234,6 +249,7 @@ def _student_grads(function, xs: list[Tensor], g: np.ndarray) -> tuple:
                                              "each of that input's shape") from e
 
 
+@_graded
 def check_gradcheck(function, shapes: Sequence[tuple] = ((2, 3), (2, 3)), seed: int = 1) -> None:
     """`autograd.gradcheck` passes on `function.apply` for random float64 inputs, and its backward is
     its own (no backward pass of the engine's inside)."""
@@ -278,6 +294,7 @@ def _refuse_library_linear(linear_cls) -> None:
                                                                  "yourself")
 
 
+@_graded
 def check_linear(linear_cls, seed: int = 0) -> None:
     """`linear_cls(in_features, out_features)` is an `nn.Module` of the learner's own, with PyTorch's
     weight layout, that computes x @ weight.T + bias (NumPy's answer) forward and backward for any
@@ -353,6 +370,7 @@ def _check_linear_params(mine, n_in: int, n_out: int) -> None:
                         f"wrap it in nn.Parameter: self.{name} = tl.nn.Parameter(...)")
 
 
+@_graded
 def check_linear_init(linear_cls) -> None:
     """A new `linear_cls(64, 64)` (the learner's own) has parameters that look like draws from
     U(-1/√in, 1/√in), as nn.Linear's: inside the bounds, spread over them with the uniform
@@ -406,6 +424,7 @@ def _own_optimizer(sgd_cls) -> Iterator[None]:
 _SGD_CASES = ((0.1, 0.9), (0.05, 0.5), (0.1, 0.0))  # (lr, momentum)
 
 
+@_graded
 def check_sgd_momentum(sgd_cls, steps: int = 5, seed: int = 0) -> None:
     """`sgd_cls(params, lr=..., momentum=...)` with `step()` and `zero_grad()` moves the parameters
     as PyTorch's SGD rule does (computed here in NumPy), step after step, on a small loss, for
@@ -468,6 +487,7 @@ def _compare_sgd_step(k: int, i: int, got, want, before, g, prev, lr: float, mom
     raise _hint(what, "on step 1, b = grad; then b = momentum * b + grad; always p -= lr * b")
 
 
+@_graded
 def check_momentum_helps(sgd_cls, steps: int = 50) -> None:
     """In a long narrow valley, L = 0.05 u² + 5 v², momentum 0.9 ends at least 10 times lower than
     plain gradient descent from the same start (the learner's own optimizer, both times)."""
@@ -518,6 +538,7 @@ def _first_wrong_step(t: dict[str, Tensor]) -> tuple[list, int, np.ndarray]:
     raise RuntimeError("the broken program's backward has no wrong step")
 
 
+@_graded
 def check_bug_report(op_name: str, should_send) -> None:
     """`op_name` is the op whose backward step in `broken.program()` first sends a wrong gradient
     (found here by finite differences, step by step), and `should_send` the gradient it should send."""
@@ -551,6 +572,7 @@ def check_bug_report(op_name: str, should_send) -> None:
                 "element by element")
 
 
+@_graded
 def check_fixed_op(fixed) -> None:
     """`fixed` is a Function of the learner's own with the forward of the op that `broken.program()`
     gets wrong, and a backward that matches finite differences of it."""
@@ -574,6 +596,7 @@ def _pairwise_truth(x: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarra
 _POINT_SETS = ((1, 1), (2, 3), (5, 1), (7, 4), (30, 8))  # (n points, d dimensions), smallest first
 
 
+@_graded
 def check_pairwise_sq_dists(fn: Callable, seed: int = 0) -> None:
     """`fn(X)` returns the (n, n) tensor of squared distances between the rows of X (NumPy's answer)
     for random sets of points of several sizes, and the right gradients flow back to X through it."""
@@ -615,6 +638,7 @@ def _pairwise_values(fn: Callable, X: Tensor) -> Tensor:
     return got
 
 
+@_graded
 def check_speedup(slow: Callable, fast: Callable, *inputs, min_speedup: float = 10.0) -> float:
     """`fast(*inputs)` returns what `slow(*inputs)` returns, as a Tensor connected to its inputs, with
     a number of ops that does not grow with the input, at least `min_speedup` times faster (best of
@@ -697,6 +721,7 @@ def _digits_split(seed: int, n_test: int) -> tuple[Tensor, Tensor, Tensor, Tenso
     return as_t(X[tr], dtype="float32"), as_t(y[tr]), as_t(X[te], dtype="float32"), as_t(y[te])
 
 
+@_graded
 def check_classifier(train: Callable, target: float = 0.95, seed: int = 2024, n_test: int = 397) -> float:
     """`train(X, y)` returns a tinygrad_lab model that classifies a held-out part of the digits with
     at least `target` accuracy: the check draws its own split, calls train on the training part only
