@@ -336,6 +336,15 @@ class SGDInsideStep(GoodSGD):
             super().step()
 
 
+class SwallowsTheRefusal(GoodSGD):
+    """Tries the library's SGD and, when that fails, does nothing at all."""
+    def step(self):
+        try:
+            tl.optim.SGD(self.params, lr=self.lr, momentum=self.momentum).step()
+        except Exception:
+            pass
+
+
 def test_sgd_momentum_passes_a_correct_optimizer():
     check_sgd_momentum(GoodSGD)
     check_momentum_helps(GoodSGD)
@@ -362,7 +371,8 @@ def test_momentum_helps_hint():
     (WrapsSGD, "calls the library's SGD.__init__"),
     (gamed("03_sgd_momentum", "subclasses optim.SGD")["SGDMomentum"], "built on tinygrad_lab.optim.sgd.SGD"),
     (SGDInsideStep, "calls the library's SGD.__init__"),
-], ids=["wrapper", "subclass", "inside-step"])
+    (SwallowsTheRefusal, "calls the library's SGD.__init__"),
+], ids=["wrapper", "subclass", "inside-step", "swallows"])
 def test_sgd_momentum_refuses_the_library_optimizer(cls, hint):
     fails_with(check_sgd_momentum, cls, hint=hint)
     fails_with(check_momentum_helps, cls, hint=hint)

@@ -413,8 +413,9 @@ def _own_optimizer(sgd_cls) -> Iterator[None]:
     with _refusing(targets) as used:
         try:
             yield
-        except _LibraryUsed:
-            pass
+        except (_LibraryUsed, AssertionError):  # the refusal explains a wrong step better than the step
+            if not used:
+                raise
         if used:
             raise _hint(f"your optimizer calls the library's {used[0]}: the optimizer this exercise asks you "
                         f"to write", "keep one velocity buffer per parameter yourself and update the "
