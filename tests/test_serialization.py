@@ -12,6 +12,8 @@ import math
 import os
 import pathlib
 import pickle
+import struct
+import time
 import zipfile
 from collections import OrderedDict, defaultdict, namedtuple
 
@@ -760,3 +762,134 @@ def test_values_match_torch(tmp_path):
     lin2.load_state_dict({k: torch.from_numpy(out[k].numpy().copy()) for k in ("weight", "bias")})
     x = torch.randn(4, 3)
     assert torch.equal(lin(x), lin2(x))
+
+
+# ============================================================================ crafted archive layouts (issue 16)
+
+def _local_header(name: bytes, data_crc: int, size: int) -> bytes:
+    return struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 0, 0, 0x21, data_crc, size, size, len(name), 0) + name
+
+
+def _directory(entries: list, start: int) -> bytes:
+    """The central directory for (name, crc, size, offset) entries, in the order given, and its end record."""
+    cd = b"".join(struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 0, 0, 0x21, crc, size, size,
+                              len(name), 0, 0, 0, 0, 0o644 << 16, offset) + name
+                  for name, crc, size, offset in entries)
+    return cd + struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(cd), start, 0)
+
+
+def _overlapping_archive(n: int, payload: int) -> tuple[bytes, int]:
+    """A 'quoted overlap' zip bomb in our format: n uint8 tensors whose stored members each run
+    from their own .npy header over every later member's header to the end of one shared
+    payload. Every member is smaller than the file, so size checks alone pass. Returns the
+    bytes and the total number of bytes the members claim."""
+    chain, metas, starts = b"\0" * payload, [], []
+    for i in reversed(range(n)):  # built from the end: member i's data is its .npy header + all that follows
+        name = f"tensors/{i}.npy".encode()
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, {"descr": "|u1", "fortran_order": False, "shape": (len(chain),)})
+        data = buf.getvalue() + chain
+        metas.append((name, zipfile.crc32(data), len(data), len(chain)))
+        chain = _local_header(name, metas[-1][1], len(data)) + data
+        starts.append(len(chain))  # counted from the end: where this member's header is
+    metas.reverse()
+    manifest = json.dumps({"format": "tinygrad_lab.save", "version": 1, "arrays": [],
+                           "tensors": [{"file": f"tensors/{i}.npy", "dtype": "uint8", "shape": [m[3]],
+                                        "requires_grad": False, "device": "cpu"} for i, m in enumerate(metas)],
+                           "root": {"type": "list", "items": [{"type": "tensor", "index": i} for i in range(n)]}
+                           }).encode()
+    head = _local_header(b"manifest.json", zipfile.crc32(manifest), len(manifest)) + manifest
+    body = head + chain
+    entries = [(b"manifest.json", zipfile.crc32(manifest), len(manifest), 0)]
+    entries += [(name, crc, size, len(body) - start) for (name, crc, size, _), start in zip(metas, starts[::-1])]
+    return body + _directory(entries, len(body)), sum(m[2] for m in metas)
+
+
+def test_overlapping_members_are_refused(tmp_path):
+    data, claimed = _overlapping_archive(n=40, payload=100_000)
+    assert claimed > 30 * len(data)  # ~4 MB read from a ~100 kB file, without the check
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:  # a well-formed zip as far as zipfile is concerned
+        assert zf.testzip() is None and len(zf.read("tensors/3.npy")) > len(data) * 0.9
+    msg = _expect_error(tmp_path, data, "starts inside member 'tensors/0.npy'")
+    assert "overlapping" in msg
+
+
+def test_out_of_order_and_shared_members_are_refused(tmp_path):
+    ref = _reference_bytes(tmp_path)
+    with zipfile.ZipFile(io.BytesIO(ref)) as zf:
+        infos, start = zf.infolist(), zf.start_dir
+    entries = [(i.filename.encode(), i.CRC, i.file_size, i.header_offset) for i in infos]
+    assert len(entries) == 5
+    shuffled = ref[:start] + _directory([entries[0], entries[2], entries[1], *entries[3:]], start)
+    assert _load_bytes(tmp_path, ref[:start] + _directory(entries, start))  # the rebuilt directory itself loads
+    _expect_error(tmp_path, shuffled, "member 'tensors/0.npy' comes before member 'tensors/1.npy'")
+    # two directory entries naming the same bytes: the second starts inside the first
+    twice = ref[:start] + _directory([entries[0], entries[1], (b"tensors/1.npy", *entries[1][1:])], start)
+    _expect_error(tmp_path, twice, "member 'tensors/1.npy' starts inside member 'tensors/0.npy'")
+    # a member whose data would run into the directory itself
+    long = entries[:4] + [(entries[4][0], entries[4][1], entries[4][2] + 40, entries[4][3])]
+    _expect_error(tmp_path, ref[:start] + _directory(long, start), "runs into the zip directory")
+
+
+_KILLED_SAVE = r"""
+import sys, time
+import tinygrad_lab as tl
+from tinygrad_lab import serialization
+real = serialization._write_array
+
+def stall_after_first_tensor(zf, name, arr):
+    real(zf, name, arr)
+    if name == "tensors/0.npy":
+        print("writing", flush=True)
+        time.sleep(60)
+
+if sys.argv[2] == "stall":
+    serialization._write_array = stall_after_first_tensor
+print("start", flush=True)
+tl.save({"a": tl.zeros(1_000_000), "b": tl.ones(10), "c": tl.zeros(1_000_000)}, sys.argv[1])
+print("saved", flush=True)
+"""
+
+
+def test_a_save_killed_mid_write_leaves_no_litter_after_the_next_save(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    path = tmp_path / "ckpt.tl"
+    tl.save({"epoch": 0}, path)
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(tl.__file__).parents[1])}
+    rng = np.random.default_rng(16)
+    littered = 0
+    for trial, mode in enumerate(["stall", "stall", "stall", "race", "race", "race"]):
+        child = subprocess.Popen([sys.executable, "-c", _KILLED_SAVE, str(path), mode], env=env,
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            if mode == "stall":
+                assert child.stdout.readline() == "start\n"
+                assert child.stdout.readline() == "writing\n"  # stopped between two members: mid-write
+            else:
+                assert child.stdout.readline() == "start\n"
+                time.sleep(float(rng.uniform(0.0, 0.05)))  # somewhere in the write, or after it
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+            child.stdout.close()
+        listing = _dir_listing(tmp_path)
+        littered += len(listing) > 1
+        if mode == "stall":
+            assert len(listing) == 2 and listing[0].startswith(".ckpt.tl.") and listing[0].endswith(".tmp")
+            assert tl.load(path) == {"epoch": trial}  # the old file is intact
+        tl.save({"epoch": trial + 1}, path)           # the next save removes the dead writer's temporary
+        assert _dir_listing(tmp_path) == ["ckpt.tl"], f"trial {trial} ({mode})"
+        assert tl.load(path) == {"epoch": trial + 1}
+    assert littered >= 3
+
+
+def test_a_running_save_keeps_its_temporary(tmp_path):
+    # a temporary whose writer still runs (here: this process) is not touched by another save
+    mine = tmp_path / f".ckpt.tl.{os.getpid()}.{'ab' * 6}.tmp"
+    mine.write_bytes(b"partial")
+    other = tmp_path / f".other.tl.999999.{'cd' * 6}.tmp"   # another file's temporary: not ours to clean
+    other.write_bytes(b"partial")
+    tl.save(1, tmp_path / "ckpt.tl")
+    assert _dir_listing(tmp_path) == sorted([mine.name, other.name, "ckpt.tl"])

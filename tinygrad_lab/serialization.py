@@ -41,6 +41,7 @@ import os
 import re
 import secrets
 import stat
+import struct
 import zipfile
 from collections import OrderedDict
 
@@ -211,13 +212,47 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
+def _process_is_gone(pid: int) -> bool:
+    """True when no process `pid` runs on this machine (POSIX: signal 0 probes without signalling)."""
+    if os.name != "posix":
+        return True  # Windows: an open file cannot be unlinked, so a save in progress keeps its temporary
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists (e.g. another user's process)
+    return False
+
+
+def _remove_stale_temporaries(directory: str, name: str) -> None:
+    """Delete the temporaries that earlier saves to `name` left behind when their process was
+    killed mid-write (a KeyboardInterrupt or an error cleans up; SIGKILL or a power cut cannot).
+    Each temporary carries its writer's process id; one whose writer is gone is stale."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.([0-9]{{1,10}})\.[0-9a-f]{{12}}\.tmp")
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.fullmatch(entry)
+        if match is None or int(match[1]) == os.getpid() or not _process_is_gone(int(match[1])):
+            continue
+        try:
+            os.unlink(os.path.join(directory, entry))
+        except OSError:
+            pass  # gone already (another save cleaned it), or still open (Windows)
+
+
 def save(obj, f) -> None:
     """Save `obj` (tensors and dict/OrderedDict/list/tuple of tensors, numbers, strings...) to `f`,
     as torch.save. `f` is a path, or a binary file object opened for writing.
 
     Writing to a path is atomic: the data goes to a temporary file in the same
     directory, is flushed to disk, then renamed over `f`; a failed save leaves any
-    previous file untouched and no temporary file behind."""
+    previous file untouched and no temporary file behind. A save whose process was
+    killed mid-write cannot clean up: the next save to the same path removes its
+    temporary file."""
     enc = _Encoder()
     root = enc.node(obj, "obj")  # every unsupported object is reported here, before any file is touched
     manifest = json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION, "tensors": enc.tensors,
@@ -243,7 +278,8 @@ def save(obj, f) -> None:
         raise FileNotFoundError(2, f"cannot save to {path!r}: parent directory {directory!r} does not exist", path)
     if os.path.isdir(path):
         raise IsADirectoryError(21, f"cannot save to {path!r}: it is a directory", path)
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    _remove_stale_temporaries(directory, os.path.basename(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
     # mode 0o666 lets the umask decide the permissions, as for an ordinary new file
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
@@ -328,7 +364,32 @@ class _Reader:
             if info.file_size > self.size:
                 raise self.fail(f"member {info.filename!r} claims {info.file_size} bytes, more than the whole file "
                                 f"({self.size} bytes): it is truncated or damaged")
+        self.check_layout(zf)
         return members
+
+    def check_layout(self, zf: zipfile.ZipFile) -> None:
+        """Members lie one after another, in directory order, and none reaches into the next.
+
+        Every size check above passes for a crafted archive whose members overlap (each
+        member's data runs over the next member's header, to the end of the file): a few
+        megabytes would then read as gigabytes. save() writes members back to back, so
+        anything else is refused."""
+        end, previous = 0, None  # where the previous member's data ends, and its name
+        for info in zf.infolist():
+            name = info.filename
+            if previous is not None and info.header_offset < end:
+                how = "comes before" if info.header_offset < previous[1] else "starts inside"
+                raise self.fail(f"member {name!r} {how} member {previous[0]!r} in the archive (overlapping or "
+                                f"out-of-order members: a damaged or crafted file)")
+            self.fileobj.seek(info.header_offset)
+            header = self.fileobj.read(30)  # the local header: 30 bytes, then the name and extra field
+            if len(header) != 30 or header[:4] != b"PK\x03\x04":
+                raise self.fail(f"member {name!r} has no local header where the zip directory puts it")
+            name_len, extra_len = struct.unpack("<HH", header[26:30])
+            previous = (name, info.header_offset)
+            end = info.header_offset + 30 + name_len + extra_len + info.compress_size
+        if end > zf.start_dir:
+            raise self.fail(f"member {previous[0]!r} runs into the zip directory (a damaged or crafted file)")
 
     def read_manifest(self, zf: zipfile.ZipFile) -> dict:
         raw = zf.read(MANIFEST)  # zipfile checks the CRC
