@@ -3,5 +3,6 @@ from . import functional, init
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Parameter
+from . import utils  # noqa: E402  (after the modules: RNNs read utils.rnn's PackedSequence)
 
-__all__ = ["functional", "init", "Parameter"] + list(_modules_all)
+__all__ = ["functional", "init", "Parameter", "utils"] + list(_modules_all)

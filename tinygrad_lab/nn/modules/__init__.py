@@ -3,7 +3,7 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Ha
                          LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmax2d, Softmin,
                          Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from .batchnorm import BatchNorm1d, BatchNorm2d
-from .container import ModuleDict, ModuleList, Sequential
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
@@ -17,7 +17,7 @@ from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding
 
-__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict",
+__all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
            "Identity", "Linear", "Bilinear", "Conv1d", "Conv2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
            "Flatten", "Unflatten", "Dropout", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Embedding",
            "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
