@@ -27,6 +27,7 @@ from .random import initial_seed, manual_seed, seed
 from .serialization import load, save
 from . import cuda
 from . import datasets, nn, optim, utils  # noqa: E402  (after the core: they build on it)
+from . import distributions  # noqa: E402  (built on nn.functional)
 from . import graph, jit  # noqa: E402  (read the engine and nn)
 
 __version__ = "0.1.0"
