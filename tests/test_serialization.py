@@ -22,7 +22,7 @@ import pytest
 
 import tinygrad_lab as tl
 from tinygrad_lab import backends, serialization
-from tinygrad_lab.serialization import SerializationError
+from tinygrad_lab.serialization import SerializationError, WeightsOnlyLoadError
 
 from .standin import StandInBackend
 
@@ -411,16 +411,34 @@ class Model:
         return {}
 
 
+def _local_object():
+    class Local:
+        pass
+    return Local()
+
+
+class Slotted:
+    __slots__ = ("x",)
+
+
+class OwnNew:
+    def __new__(cls):
+        return super().__new__(cls)
+
+
 @pytest.mark.parametrize("obj, path, fragment", [
-    ({"model": {"fc.weight": lambda: 1}}, "obj['model']['fc.weight']", "function"),
-    ({"model": Model()}, "obj['model']", "state_dict"),
-    ([1, {2: {3}}], "obj[1][2]", "set"),
-    ({"d": defaultdict(list)}, "obj['d']", "defaultdict"),
+    ({"model": {"fc.weight": lambda: 1}}, "obj['model']['fc.weight']", "function <lambda>"),
+    ({"model": _local_object()}, "obj['model']", "defined inside a function"),
+    ([1, {2: range(3)}], "obj[1][2]", "range"),
+    ({"d": memoryview(b"x")}, "obj['d']", "memoryview"),
+    ({"s": Slotted()}, "obj['s']", "slots"),
+    ({"f": OwnNew()}, "obj['f']", "its own __new__"),
+    ({"m": Model().state_dict}, "obj['m']", "method"),
     ((Point(1, 2),), "obj[0]", "Point"),
     ({"c": 1 + 2j}, "obj['c']", "complex"),
     ({"o": np.array([object()], dtype=object)}, "obj['o']", "dtype object"),
     ({"b": b"bytes"}, "obj['b']", "bytes"),
-    ({"t": {tl.ones(1): 1}}, "obj['t'] (key", "dict key"),
+    ({"t": {tl.device("cpu"): 1}}, "obj['t'] (key", "dict key"),
     ({"k": {object(): 1}}, "obj['k'] (key", "dict key"),
 ])
 def test_unsupported_objects_name_their_path(tmp_path, obj, path, fragment):
@@ -893,3 +911,83 @@ def test_a_running_save_keeps_its_temporary(tmp_path):
     other.write_bytes(b"partial")
     tl.save(1, tmp_path / "ckpt.tl")
     assert _dir_listing(tmp_path) == sorted([mine.name, other.name, "ckpt.tl"])
+
+
+# ============================================================================ files that name classes and functions
+
+class _Trap:
+    """Allowed in one test: building it must not call __init__ (which would write the sentinel)."""
+
+    def __init__(self, sentinel):
+        open(sentinel, "w").close()
+
+
+def _object_node(module, name, state_items=()):
+    return {"type": "object", "class": {"type": "global", "module": module, "name": name},
+            "state": {"type": "dict", "items": list(state_items)}}
+
+
+def test_files_naming_dangerous_globals_are_refused_without_running_anything(tmp_path):
+    import sys
+    sentinel = tmp_path / "pwned"
+    ref = _reference_bytes(tmp_path)
+    command = [["cmd"], f"touch {sentinel}"]
+    crafted = [
+        _object_node("os", "system", [command]),
+        _object_node("subprocess", "Popen", [["args", ["touch", str(sentinel)]]]),
+        _object_node("tempfile", "_TemporaryFileCloser", [["name", str(sentinel)], ["delete", True]]),
+        _object_node("antigravity", "geohash"),                       # importing this module would run it
+        {"type": "global", "module": "builtins", "name": "eval"},
+        {"type": "global", "module": "os", "name": "system"},
+        {"type": "defaultdict", "factory": {"type": "global", "module": "os", "name": "system"}, "items": []},
+        {"type": "list", "items": [{"type": "global", "module": "builtins", "name": "open"}]},
+        _object_node("tinygrad_lab.nn.modules.linear", "Linear", [["weight", _object_node("os", "system")]]),
+    ]
+    assert "antigravity" not in sys.modules
+    for weights_only in (True, False):
+        for i, root in enumerate(crafted):
+            data = _with_manifest(ref, lambda m, root=root: m.update(root=root, version=2))
+            with pytest.raises(WeightsOnlyLoadError) as info:
+                tl.load(io.BytesIO(data), weights_only=weights_only)
+            assert isinstance(info.value, SerializationError), i
+            assert not sentinel.exists(), f"crafted file {i} ran code"
+    assert "antigravity" not in sys.modules                           # nothing was imported
+
+
+def test_allowed_classes_are_built_without_calling_their_code(tmp_path):
+    sentinel = tmp_path / "init-ran"
+    ref = _reference_bytes(tmp_path)
+    root = _object_node(__name__, "_Trap", [["x", 1]])
+    data = _with_manifest(ref, lambda m: m.update(root=root, version=2))
+    with serialization.safe_globals([_Trap]):
+        trap = tl.load(io.BytesIO(data))
+    assert type(trap) is _Trap and trap.x == 1 and not sentinel.exists()
+    # an allowed *function* named as the class of an object, or malformed objects and references
+    bad = [
+        (_object_node("builtins", "len"), "not a class"),
+        ({"type": "ref", "index": 0}, "before it is built"),
+        ({"type": "list", "items": [{"type": "ref", "index": 1}, _object_node(__name__, "_Trap")]}, "before it is built"),
+        ({"type": "object", "class": {"type": "global", "module": __name__, "name": "_Trap"}, "state": [1]},
+         "no dict of attributes"),
+        (_object_node(__name__, "_Trap", [[1, 2]]), "not a string"),
+        ({"type": "global", "module": "os; import sys", "name": "x"}, "invalid global"),
+        ({"type": "object", "class": {"type": "tensor", "index": 0}, "state": {"type": "dict", "items": []}},
+         "not a global node"),
+        ({"type": "dict", "items": [[_object_node(__name__, "_Trap"), 1]]}, "as a dict key"),
+        ({"type": "parameter", "index": 99}, "does not exist"),
+    ]
+    with serialization.safe_globals([_Trap, len]):
+        for root, match in bad:
+            data = _with_manifest(ref, lambda m, root=root: m.update(root=root, version=2))
+            _expect_error(tmp_path, data, match)
+    assert not sentinel.exists()
+
+
+def test_a_deeply_nested_model_file_is_refused_by_depth(tmp_path):
+    ref = _reference_bytes(tmp_path)
+    root = {"type": "dict", "items": []}
+    for _ in range(serialization.MAX_DEPTH):
+        root = _object_node(__name__, "_Trap", [["inner", root]])
+    data = _with_manifest(ref, lambda m: m.update(root=root, version=2))
+    with serialization.safe_globals([_Trap]):
+        _expect_error(tmp_path, data, "nested more than")
