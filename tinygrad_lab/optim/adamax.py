@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import creation
 from ..ops.elementwise import maximum
-from ._per_parameter import PerParameterOptimizer, check
+from ._per_parameter import PerParameterOptimizer, check_adam_family
 
 
 class Adamax(PerParameterOptimizer):
@@ -19,11 +19,7 @@ class Adamax(PerParameterOptimizer):
 
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, *, maximize: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
-        check(0.0 <= eps, "epsilon value", eps)
-        check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
-        check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
-        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check_adam_family(lr, betas, eps, weight_decay)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
                                   "maximize": maximize})
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import creation
-from ._per_parameter import PerParameterOptimizer, check
+from ._per_parameter import PerParameterOptimizer, check, check_adam_family, weight_decayed
 
 
 class NAdam(PerParameterOptimizer):
@@ -24,11 +24,7 @@ class NAdam(PerParameterOptimizer):
     def __init__(self, params, lr: float = 2e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *,
                  maximize: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
-        check(0.0 <= eps, "epsilon value", eps)
-        check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
-        check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
-        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check_adam_family(lr, betas, eps, weight_decay)
         check(0.0 <= momentum_decay, "momentum_decay value", momentum_decay)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
                                   "momentum_decay": momentum_decay, "decoupled_weight_decay": decoupled_weight_decay,
@@ -44,11 +40,7 @@ class NAdam(PerParameterOptimizer):
         state["step"] += 1
         t = state["step"].item()
         exp_avg, exp_avg_sq, mu_product = state["exp_avg"], state["exp_avg_sq"], state["mu_product"]
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * weight_decay)                                 # θ = θ(1 - lr·λ)
-            else:
-                grad = grad + weight_decay * p                                # g = g + λθ
+        grad = weight_decayed(p, grad, lr, weight_decay, group["decoupled_weight_decay"])
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * group["momentum_decay"]))       # μ_t
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * group["momentum_decay"]))
         mu_product.mul_(mu)                                                   # Π_t = Π_{t-1}·μ_t

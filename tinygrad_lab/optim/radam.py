@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from .. import creation
-from ._per_parameter import PerParameterOptimizer, check
+from ._per_parameter import PerParameterOptimizer, check_adam_family, weight_decayed
 
 
 class RAdam(PerParameterOptimizer):
@@ -23,11 +23,7 @@ class RAdam(PerParameterOptimizer):
 
     def __init__(self, params, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0, decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None:
-        check(0.0 <= lr, "learning rate", lr)
-        check(0.0 <= eps, "epsilon value", eps)
-        check(0.0 <= betas[0] < 1.0, "beta parameter at index 0", betas[0])
-        check(0.0 <= betas[1] < 1.0, "beta parameter at index 1", betas[1])
-        check(0.0 <= weight_decay, "weight_decay value", weight_decay)
+        check_adam_family(lr, betas, eps, weight_decay)
         super().__init__(params, {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
                                   "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize})
 
@@ -40,11 +36,7 @@ class RAdam(PerParameterOptimizer):
         state["step"] += 1
         t = state["step"].item()
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * weight_decay)                                 # θ = θ(1 - lr·λ)
-            else:
-                grad = grad + weight_decay * p                                # g = g + λθ
+        grad = weight_decayed(p, grad, lr, weight_decay, group["decoupled_weight_decay"])
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)                       # m
         exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)             # v
         bias_correction2 = 1 - beta2 ** t

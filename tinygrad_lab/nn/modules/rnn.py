@@ -352,13 +352,7 @@ class RNNBase(Module):
         if input.dim() not in (2, 3):
             tensor = " tensor" if name == "RNN" else ""
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{tensor} instead")
-        w = self.weight_ih_l0
-        if input.dtype != w.dtype:
-            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
-                             f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
-                               f"got {input.shape[-1]}")
+        self._check_features(input)
         batched = input.dim() == 3
         # work time-major: x is (L, N, input_size)
         if not batched:
@@ -379,6 +373,16 @@ class RNNBase(Module):
             output = x
         return output, self._join_state(final_states, batched)
 
+    def _check_features(self, input) -> None:
+        """input's dtype is the weights' and its last dim is input_size (PyTorch's errors)."""
+        w = self.weight_ih_l0
+        if input.dtype != w.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
+                             f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.shape[-1]}")
+
     def _run_layers(self, x, states: list, lengths=None):
         """Every layer over time-major x (L, N, input_size): the last layer's output (L, N, D·H)
         and the final state of each (layer, direction)."""
@@ -398,14 +402,10 @@ class RNNBase(Module):
     def _forward_packed(self, packed, hx):
         """A PackedSequence: run on its padded form (original batch order), freezing each sequence's
         state after its last step; the output is packed like the input, h_n is in the original order."""
-        data = packed.data
-        if data.dim() != 2 or data.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
-                               f"got {data.shape[-1] if data.dim() else 0} (packed data of shape {list(data.shape)})")
-        w = self.weight_ih_l0
-        if data.dtype != w.dtype:
-            raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype ({w.dtype}). "
-                             f"Convert input: input.to({w.dtype}), or convert model: model.to({data.dtype})")
+        if packed.data.dim() != 2:
+            raise ValueError(f"{type(self).__name__}: Expected packed data to be 2D (steps, input_size), got "
+                             f"{packed.data.dim()}D instead")
+        self._check_features(packed.data)
         x, lengths = rnn_utils.pad_packed_sequence(packed)
         states = self._split_state(self._initial_state(hx, x, True))
         x, final_states = self._run_layers(x, states, lengths.to(x.device))
