@@ -396,6 +396,18 @@ def test_save_overwrites_and_keeps_mode_and_writes_through_symlinks(tmp_path):
     assert link.is_symlink() and tl.load(path) == 3
 
 
+def test_text_mode_files_are_refused_with_a_clear_error(tmp_path):
+    path = tmp_path / "x.tl"
+    tl.save({"a": tl.ones(2)}, path)
+    with open(path, "r") as f, pytest.raises(TypeError, match=r"load\(\) needs a file object opened in binary "
+                                                              r"mode \('rb'\), got a text-mode TextIOWrapper"):
+        tl.load(f)
+    with pytest.raises(TypeError, match=r"save\(\) needs a file object opened in binary mode \('wb'\)"):
+        tl.save({"a": 1}, io.StringIO())
+    with open(tmp_path / "y.tl", "w") as f, pytest.raises(TypeError, match="binary mode"):
+        tl.save({"a": 1}, f)
+
+
 def test_save_into_missing_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         tl.save(1, tmp_path / "nope" / "x.tl")

@@ -373,6 +373,13 @@ def _write_zip(fileobj, enc: _Encoder, manifest: bytes) -> None:
             _write_array(zf, meta["file"], arr)
 
 
+def _binary(f, op: str, mode: str) -> None:
+    """A text-mode file object would fail deep inside zipfile: say what is wrong instead."""
+    if isinstance(f, io.TextIOBase):
+        raise TypeError(f"{op}() needs a file object opened in binary mode ('{mode}'), got a text-mode "
+                        f"{type(f).__name__}{' ' + repr(f.name) if isinstance(getattr(f, 'name', None), str) else ''}")
+
+
 def _fsync_dir(directory: str) -> None:
     if os.name != "posix":
         return
@@ -441,6 +448,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         if not hasattr(f, "write"):
             raise TypeError(f"save() expects a path or a binary file object opened for writing, "
                             f"got {type(f).__name__}")
+        _binary(f, "save", "wb")
         _write_zip(f, enc, manifest)
         if hasattr(f, "flush"):
             f.flush()
@@ -957,6 +965,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
             return _load(fp, name, map_location, weights_only)
     if not hasattr(f, "read"):
         raise TypeError(f"load() expects a path or a binary file object, got {type(f).__name__}")
+    _binary(f, "load", "rb")
     name = repr(getattr(f, "name", None) or f"<{type(f).__name__}>")
     if not (hasattr(f, "seekable") and f.seekable()):
         f = io.BytesIO(f.read())
