@@ -6,6 +6,8 @@ dunders onto them.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from . import creation, dtypes
@@ -42,6 +44,11 @@ def parse_to(*args, **kwargs) -> tuple:
             device = a
     return (None if device is None else creation.resolve_device(device),
             None if dtype is None else dtypes.as_dtype(dtype), copy)
+
+
+# a tensor's own state (TensorBase's fields): deepcopy makes these afresh, any other attribute is the user's
+_ENGINE_FIELDS = frozenset({"_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
+                            "_meta", "_accum"})
 
 
 def _r(fn):
@@ -225,6 +232,28 @@ class Tensor(TensorBase):
 
     def clone(self) -> "Tensor":
         return ew.Clone.apply(self)
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """copy.deepcopy: a new leaf (of the same class, e.g. Parameter) with a copy of the data,
+        requires_grad, a deep copy of .grad, and the attributes a user set; graph bookkeeping
+        (version counter, hooks, view base) starts afresh. Only leaves, as in PyTorch: a computed
+        tensor's copy could not keep its history. Deviation: tensors that share memory (views)
+        are copied independently, where PyTorch's copies share memory again."""
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment. Copy t.detach() to get the values of a computed tensor.")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = object.__new__(type(self))
+        new._data, new._device = self._data.copy(), self._device
+        memo[id(self)] = new
+        new._requires_grad = self._requires_grad
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        for key, value in self.__dict__.items():
+            if key not in _ENGINE_FIELDS:
+                new.__dict__[key] = copy.deepcopy(value, memo)
+        return new
 
     # ------------------------------------------------------------ sharing between processes
     def share_memory_(self) -> "Tensor":

@@ -27,4 +27,8 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        raise TypeError("Parameters are saved through state_dict() and tinygrad_lab.save, not pickle")
+        """Refused on purpose: a pickle runs code when it is loaded, so a checkpoint that needs one
+        is a risk; tinygrad_lab.save stores parameters (and whole modules) without pickle.
+        copy.deepcopy does not need pickling (Tensor.__deepcopy__)."""
+        raise TypeError("Parameters are saved through state_dict() and tinygrad_lab.save, not pickle "
+                        "(copy.deepcopy works)")
