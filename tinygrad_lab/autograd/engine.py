@@ -136,7 +136,7 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     captured[:] = [None] * (len(inputs) if inputs is not None else 0)
 
     prev_mode = _grad_state.enabled
-    muted = events.muted[0]
+    muted = events.state.muted
     publish = bool(events.subscribers) and not muted
     backward_mode = (create_graph, muted or not create_graph)  # backward's own ops are not published
     step_index = 0
@@ -146,14 +146,14 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
     owned: set | None = set() if drain and not publish and not create_graph else None
     try:
         if drain:
-            _grad_state.enabled, events.muted[0] = backward_mode
+            _grad_state.enabled, events.state.muted = backward_mode
         while heap:
             node = heappop(heap)[1]
             grads = buffers.pop(node)
             if needed is not None and node not in needed:
                 continue
             if not drain:
-                _grad_state.enabled, events.muted[0] = backward_mode
+                _grad_state.enabled, events.state.muted = backward_mode
             if type(node) is AccumulateGrad:
                 out = _leaf_step(node, grads[0], targets, captured, capture, inputs is None, create_graph,
                                  owned is not None and node in owned)
@@ -194,17 +194,17 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
                         node._saved = _FREED
             if drain and not publish:
                 continue  # a drained pass yields nothing: no step is built, none is looked at
-            _grad_state.enabled, events.muted[0] = prev_mode, muted
+            _grad_state.enabled, events.state.muted = prev_mode, muted
             step = BackwardStep(step_index, node, tuple(grads), out)
             step_index += 1
             if publish:
                 events.publish(step)
             yield step
             if drain:
-                _grad_state.enabled, events.muted[0] = backward_mode
+                _grad_state.enabled, events.state.muted = backward_mode
     finally:
         _grad_state.enabled = prev_mode
-        events.muted[0] = muted
+        events.state.muted = muted
 
 
 _STEAL_MIN = 4096  # elements: below this a copy costs less than checking whether it can be skipped
@@ -284,10 +284,22 @@ def _run_prehooks(node, grads: list) -> list:
 
 
 def _call_hooks(hooks, g):
+    """Tensor hooks in registration order; one that returns a tensor replaces the gradient, which
+    must keep its size and dtype (as PyTorch checks), one that returns None leaves it."""
     for h in list(hooks):
         r = h(g)
-        if r is not None:
-            g = r
+        if r is None:
+            continue
+        name = getattr(h, "__name__", type(h).__name__)
+        if not isinstance(r, TensorBase):
+            raise TypeError(f"expected Tensor, but hook '{name}' returned '{type(r).__name__}' "
+                            f"(a hook returns the new gradient, a tensor, or None to keep it)")
+        if r._data.shape != g._data.shape:
+            raise RuntimeError(f"hook '{name}' has changed the size of value (from {list(g._data.shape)} "
+                               f"to {list(r._data.shape)})")
+        if r._data.dtype != g._data.dtype:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.dtype} got {r.dtype})")
+        g = r
     return g
 
 

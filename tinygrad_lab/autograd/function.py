@@ -17,6 +17,7 @@ through `Function.apply`, which
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 import weakref
 
@@ -29,9 +30,49 @@ from .tensor_base import (_NP_SCALARS, TensorBase, _cls as _tensor_cls, _new, ma
 
 _node_ids = itertools.count()
 
-# The scopes ops run in, outermost first: nn.Module.__call__ pushes its module here, and every
-# recorded node keeps a snapshot (`Node.scope`), so a graph drawn later knows which layer made it.
-scope_stack: list = []
+
+class _ScopeStack(threading.local):
+    """The scopes ops run in, outermost first: nn.Module.__call__ pushes its module here, and every
+    recorded node keeps a snapshot (`Node.scope`), so a graph drawn later knows which layer made it.
+    A list per thread (modules called in two threads do not mix), used like a list."""
+
+    def __init__(self):
+        self.items: list = []
+
+    def append(self, scope) -> None:
+        self.items.append(scope)
+
+    def pop(self):
+        return self.items.pop()
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __setitem__(self, i, value) -> None:
+        self.items[i] = value
+
+    def __delitem__(self, i) -> None:
+        del self.items[i]
+
+    def __eq__(self, other) -> bool:
+        return self.items == (other.items if isinstance(other, _ScopeStack) else other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self.items)
+
+
+scope_stack = _ScopeStack()
 _FREED = object()  # Node._saved after the graph was freed by backward
 
 
@@ -297,7 +338,7 @@ class Function:
                     need = True
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
-        if events.subscribers and not events.muted[0]:
+        if events.subscribers and not events.state.muted:
             return _apply_observed(cls, args)
         if need and cls.differentiable and _grad_state.enabled:
             return _apply_recorded(cls, args, device)
@@ -365,8 +406,9 @@ def _apply_recorded(cls, args, device):
     node.input_shapes = tuple(shapes)
     node.needs_input_grad = tuple(needs)
     node.id = next(_node_ids)  # after the edges: ids grow along the graph
-    if scope_stack:
-        node.scope = tuple(scope_stack)
+    scopes = scope_stack.items
+    if scopes:
+        node.scope = tuple(scopes)
     if cls.array_forward:
         out = cls.forward(node, *args)
     else:
@@ -433,7 +475,7 @@ def _pack_saved(node, outs, wrapped) -> None:
 def _apply_observed(cls, args):
     """apply with an OpEvent published: the path taken only while someone subscribes.
     Ops run inside (by a user Function's forward, or by a subscriber) are not published."""
-    events.muted[0] = True
+    events.state.muted = True
     try:
         t0 = time.perf_counter()
         out = cls.apply(*args)
@@ -441,5 +483,5 @@ def _apply_observed(cls, args):
         outs = out if type(out) is tuple else (out,)
         events.publish(events.OpEvent(cls, args, outs, outs[0]._grad_fn, seconds))
     finally:
-        events.muted[0] = False
+        events.state.muted = False
     return out
