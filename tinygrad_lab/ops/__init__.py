@@ -6,4 +6,5 @@ import warnings
 # our internals. Scoped to our op modules: NumPy's global error state is left alone.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tinygrad_lab\.ops\.")
 
-from . import elementwise, indexing, inplace, linalg, movement, reduce, transfer  # noqa: E402,F401
+from . import (broadcast, elementwise, indexing, inplace, linalg, movement, promotion, reduce, shapes,  # noqa: E402,F401
+               transfer)

@@ -28,6 +28,7 @@ from . import elementwise as ew
 from . import linalg as la
 from . import movement as mv
 from . import reduce as rd
+from .shapes import normalize_dim
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _BCE_EPSILON = 9.999999960041972e-13  # PyTorch's `constexpr float EPSILON = 1e-12`: 1e-12 rounded to float32
@@ -161,9 +162,9 @@ def _along(fn, x, dim: int, op: str):
     """fn applied along `dim` (a 0-d x is treated as one element)."""
     _float_input(x, op)
     if x._data.ndim == 0:
-        rd.normalize_dim(dim, 0, op)
+        normalize_dim(dim, 0, op)
         return mv.reshape(fn.apply(mv.reshape(x, (1,)), 0), ())
-    return fn.apply(x, rd.normalize_dim(dim, x._data.ndim, op))
+    return fn.apply(x, normalize_dim(dim, x._data.ndim, op))
 
 
 def softmax(x, dim: int):

@@ -1,4 +1,4 @@
-"""Elementwise ops: arithmetic, comparisons, unary math, where, clamp, casts.
+"""Elementwise ops: arithmetic, comparisons, unary math, where, clamp, clone.
 
 Each op is a Function whose forward computes on backend arrays (`ctx.xp`) and
 whose backward is written with these same differentiable ops, so gradients of
@@ -7,17 +7,15 @@ on either side and promote dtypes like PyTorch (see `dtypes.result_type`).
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Function
-from ..autograd.tensor_base import TensorBase, make, tensor_types
-from . import reduce as _reduce
+from ..autograd.tensor_base import TensorBase, make
+from .broadcast import sum_to
+from .promotion import SCALARS, Cast, apply_binary, as_operand, binary_op, cast, promote  # noqa: F401 (Cast: ew.Cast)
 
-_SCALARS = (int, float, bool)
-_PLAIN_TYPES = frozenset(_SCALARS + (type(None),))
+_PLAIN_TYPES = frozenset(SCALARS + (type(None),))
 
 
 def _arr(x):
@@ -28,7 +26,7 @@ def _arr(x):
 def _unbroadcast(ctx, g, i):
     """The gradient for argument i, summed back to that argument's shape."""
     shape = ctx.input_shapes[i]
-    return g if g._data.shape == shape else _reduce.sum_to(g, shape)
+    return g if g._data.shape == shape else sum_to(g, shape)
 
 
 def _const(ctx, arr):
@@ -47,85 +45,6 @@ def _zero(ctx, dtype):
     if z is None:
         z = _zeros[key] = ctx.xp.zeros((), dtype)
     return z
-
-
-# ---------------------------------------------------------------- dtype promotion
-
-def _as_operand(x, op: str):
-    if isinstance(x, np.generic) and x.dtype.kind in "biuf":
-        return x.item()  # NumPy scalars promote like Python numbers (as in PyTorch)
-    if isinstance(x, TensorBase) or isinstance(x, _SCALARS):
-        return x
-    if isinstance(x, numbers.Number) and not isinstance(x, complex):
-        return x.item() if hasattr(x, "item") else x
-    if isinstance(x, np.ndarray):
-        from ..creation import as_tensor
-        return as_tensor(x)
-    raise TypeError(f"unsupported operand type for {op}: {type(x).__name__} (expected a Tensor or a Python number)")
-
-
-def _tier_dtype(x):
-    if isinstance(x, TensorBase):
-        return x.dtype, 0 if x._data.ndim else 1
-    return dtypes.scalar_dtype(x), 2
-
-
-def promote(*operands, op: str = "op", min_category: int = dtypes.BOOL):
-    """Cast tensor operands to PyTorch's result dtype (scalars stay Python numbers).
-    `min_category=FLOAT` gives true division's int -> default float rule."""
-    tiers = ([], [], [])
-    for x in operands:
-        if x is not None:
-            d, tier = _tier_dtype(x)
-            tiers[tier].append(d)
-    rt = dtypes.result_type(*tiers)
-    if rt.category < min_category:
-        rt = dtypes.get_default_dtype()
-    return tuple(cast(x, rt.np) if isinstance(x, TensorBase) and x._data.dtype != rt.np else x
-                 for x in operands)
-
-
-def _binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
-    """Run binary Function `fn` on (a, b) after promotion, with PyTorch's broadcast error."""
-    a, b = promote(_as_operand(a, op), _as_operand(b, op), op=op, min_category=min_category)
-    try:
-        return fn.apply(a, b)
-    except ValueError as e:
-        _raise_broadcast(a, b, op, e)
-
-
-def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
-    """The public function of binary Function `fn`. Its fast path (two tensors of one
-    dtype, or a float tensor and a Python number) goes straight to apply."""
-    float_only = min_category == dtypes.FLOAT
-
-    def run(a, b):
-        tb = b.__class__
-        if tb in tensor_types and a.__class__ in tensor_types and a._data.dtype is b._data.dtype and (
-                not float_only or a._data.dtype.kind == "f"):
-            try:
-                return fn.apply(a, b)
-            except ValueError as e:
-                _raise_broadcast(a, b, op, e)
-        if (tb is float or tb is int) and isinstance(a, TensorBase) and a._data.dtype.kind == "f":
-            return fn.apply(a, b)
-        return _binary(fn, a, b, op, min_category)
-
-    run.__name__, run.__doc__ = op, doc
-    return run
-
-
-def _raise_broadcast(a, b, op: str, err: Exception):
-    sa = tuple(a._data.shape) if isinstance(a, TensorBase) else ()
-    sb = tuple(b._data.shape) if isinstance(b, TensorBase) else ()
-    for i in range(1, max(len(sa), len(sb)) + 1):
-        da = sa[-i] if i <= len(sa) else 1
-        db = sb[-i] if i <= len(sb) else 1
-        if da != db and 1 not in (da, db):
-            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
-                               f"non-singleton dimension {max(len(sa), len(sb)) - i} (in {op} of shapes "
-                               f"{list(sa)} and {list(sb)})") from None
-    raise err
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -283,11 +202,11 @@ def div(a, b, rounding_mode=None):
         return _true_div(a, b)
     if rounding_mode not in ("floor", "trunc"):
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
-    a, b = promote(_as_operand(a, "div"), _as_operand(b, "div"), op="div")
+    a, b = promote(as_operand(a, "div"), as_operand(b, "div"), op="div")
     if any(isinstance(x, TensorBase) and x._data.dtype.kind == "f" for x in (a, b)):
-        q = _binary(Div, a, b, "div")
+        q = apply_binary(Div, a, b, "div")
         return floor(q) if rounding_mode == "floor" else trunc(q)
-    return _binary(FloorDivide if rounding_mode == "floor" else TruncDivide, a, b, "div")
+    return apply_binary(FloorDivide if rounding_mode == "floor" else TruncDivide, a, b, "div")
 
 
 class Remainder(Function):
@@ -354,7 +273,7 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
     """Which elements of a and b are close (a bool tensor; no gradient)."""
     if isinstance(a, TensorBase) and isinstance(b, TensorBase) and a._data.dtype != b._data.dtype:
         raise RuntimeError(f"isclose(): expected both inputs to have same dtype, but got {a.dtype} and {b.dtype}")
-    a, b = _as_operand(a, "isclose"), _as_operand(b, "isclose")
+    a, b = as_operand(a, "isclose"), as_operand(b, "isclose")
     return IsClose.apply(a, b, float(rtol), float(atol), bool(equal_nan))
 
 
@@ -453,7 +372,7 @@ def where(cond, a, b):
     if not isinstance(cond, TensorBase) or cond._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got "
                            f"{cond.dtype if isinstance(cond, TensorBase) else type(cond).__name__}")
-    a, b = promote(_as_operand(a, "where"), _as_operand(b, "where"), op="where")
+    a, b = promote(as_operand(a, "where"), as_operand(b, "where"), op="where")
     if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
         dt = dtypes.result_type([], [], [dtypes.scalar_dtype(a), dtypes.scalar_dtype(b)]).np
         a = make(cond._device.backend.xp.asarray(a, dtype=dt), cond._device)
@@ -624,8 +543,8 @@ def clamp(x, min=None, max=None):
     """Limit values to [min, max] (numbers or tensors)."""
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-    x, lo, hi = promote(x, _as_operand(min, "clamp") if min is not None else None,
-                        _as_operand(max, "clamp") if max is not None else None, op="clamp")
+    x, lo, hi = promote(x, as_operand(min, "clamp") if min is not None else None,
+                        as_operand(max, "clamp") if max is not None else None, op="clamp")
     try:
         return Clamp.apply(x, lo, hi)
     except ValueError:
@@ -633,29 +552,7 @@ def clamp(x, min=None, max=None):
         raise RuntimeError(f"clamp: input, min and max must be broadcastable to the input, got shapes {shapes}") from None
 
 
-# ---------------------------------------------------------------- casts
-
-class Cast(Function):
-    """x converted to another dtype. Backward: the gradient is cast back to x's dtype."""
-
-    @staticmethod
-    def forward(ctx, x, dtype):
-        ctx.in_dtype = x._data.dtype
-        return x._data.astype(dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        return cast(g, ctx.in_dtype), None
-
-
-def cast(x, dtype) -> TensorBase:
-    """x converted to NumPy dtype `dtype` (differentiable between float dtypes);
-    x itself when it already has that dtype."""
-    dtype = np.dtype(dtype)
-    if x._data.dtype == dtype:
-        return x
-    return Cast.apply(x, dtype)
-
+# ---------------------------------------------------------------- copies
 
 def zeros_like(x) -> TensorBase:
     """A constant (no-grad) zero tensor with x's shape, dtype and device."""
@@ -672,11 +569,3 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, g):
         return g
-
-
-def fill(x, value) -> TensorBase:
-    """A tensor shaped like x filled with `value` (a number or a one-element tensor)."""
-    if isinstance(value, TensorBase):
-        from .transfer import copy_from
-        return copy_from(x, value)
-    return make(x._device.backend.xp.full_like(x._data, value), x._device)

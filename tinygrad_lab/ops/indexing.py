@@ -11,8 +11,9 @@ import numpy as np
 
 from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase
-from . import elementwise as ew
-from . import reduce as rd
+from .broadcast import sum_to
+from .promotion import cast
+from .shapes import normalize_dim
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -149,7 +150,7 @@ class IndexPut(Function):
     def backward(ctx, g):
         n = ctx.needs_input_grad
         gx = IndexPut.apply(g, 0.0, ctx.key) if n[0] else None
-        gv = rd.sum_to(getitem(g, ctx.key, _converted=False), ctx.input_shapes[1]) if n[1] else None
+        gv = sum_to(getitem(g, ctx.key, _converted=False), ctx.input_shapes[1]) if n[1] else None
         return gx, gv, None
 
 
@@ -157,7 +158,7 @@ def index_put(x, key, value):
     """x with x[key] = value, out of place and differentiable in x and value."""
     key, _ = to_key(x, key)
     if isinstance(value, TensorBase) and value._data.dtype != x._data.dtype:
-        value = ew.cast(value, x._data.dtype)
+        value = cast(value, x._data.dtype)
     return IndexPut.apply(x, value, key)
 
 
@@ -185,7 +186,7 @@ class Gather(Function):
 
 def gather(x, dim: int, index):
     """torch.gather: out[i][j] = x[i][index[i][j]] for dim=1; index is an int tensor of x's ndim, bounds-checked."""
-    d = rd.normalize_dim(dim, x._data.ndim, "gather")
+    d = normalize_dim(dim, x._data.ndim, "gather")
     if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int64 for index")
     if index._data.ndim != x._data.ndim:

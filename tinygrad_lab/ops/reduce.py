@@ -14,28 +14,8 @@ from ..autograd.function import Function
 from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
-
-
-def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
-    """A dim in [0, ndim), or PyTorch's IndexError naming the allowed range."""
-    n = ndim if ndim else 1
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim}) in {op}")
-    return dim % n
-
-
-def normalize_dims(dim, ndim: int, op: str = "op"):
-    """dim (int or sequence) as a sorted tuple of non-negative axes; None (all dims) stays None."""
-    if dim is None:
-        return None
-    if isinstance(dim, int):
-        dim = (dim,)
-    axes = tuple(sorted(normalize_dim(d, ndim, op) for d in dim))
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"{op}: dim {tuple(dim)} appears multiple times in the list of dims")
-    return axes if ndim else ()
+from .broadcast import SumTo, sum_to  # noqa: F401 (the unbroadcast of gradients, here since reductions began with it)
+from .shapes import normalize_dim, normalize_dims
 
 
 def _kept_shape(shape: tuple, axes) -> tuple:
@@ -94,27 +74,6 @@ def sum(x, dim=None, keepdim: bool = False, dtype=None):
 def _np_dtype(d):
     from .. import dtypes
     return dtypes.as_dtype(d).np
-
-
-class SumTo(Function):
-    """Sum a broadcast gradient back to `shape` (leading dims and size-1 dims)."""
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        d = x._data
-        lead = d.ndim - len(shape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and d.shape[lead + i] != 1)
-        out = ctx.device.backend.sum(d, axes, True) if axes else d
-        return ctx.xp.asarray(out.reshape(shape))
-
-    @staticmethod
-    def backward(ctx, g):
-        return mv.expand(g, ctx.input_shapes[0]), None
-
-
-def sum_to(x, shape: tuple):
-    """x summed down to `shape`, the inverse of broadcasting x from `shape`."""
-    return x if x._data.shape == tuple(shape) else SumTo.apply(x, tuple(shape))
 
 
 class Mean(Function):

@@ -1,0 +1,75 @@
+"""Broadcasting and its adjoint: expand (a view of x repeated along size-1 and new leading dims)
+and sum_to (a gradient summed back to the shape it was broadcast from, "unbroadcast").
+
+Each is the other's backward. Every binary op's backward calls `sum_to` on the gradient of an
+input that was broadcast; it is the "unbroadcast" seam (`tinygrad_lab.seams`), so a learner's
+version can run in its place.
+"""
+from __future__ import annotations
+
+from ..autograd.function import Function
+from .shapes import shape_arg
+
+
+class Expand(Function):
+    """Broadcast size-1 and new leading dims to a larger shape (a view, no copy).
+    Backward: sum the gradient back to the input shape."""
+
+    is_view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return ctx.device.backend.broadcast_to(x._data, shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return sum_to(g, ctx.input_shapes[0]), None
+
+
+class SumTo(Function):
+    """Sum a broadcast gradient back to `shape` (leading dims and size-1 dims).
+    Backward: expand the gradient again."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        d = x._data
+        lead = d.ndim - len(shape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and d.shape[lead + i] != 1)
+        out = ctx.device.backend.sum(d, axes, True) if axes else d
+        return ctx.xp.asarray(out.reshape(shape))
+
+    @staticmethod
+    def backward(ctx, g):
+        return expand(g, ctx.input_shapes[0]), None
+
+
+def expand(x, *shape):
+    """Broadcast x to `shape` without copying, as torch.expand; -1 keeps a dim's size."""
+    shape = shape_arg(shape)
+    old = x._data.shape
+    if len(shape) < len(old):
+        raise RuntimeError(f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({len(old)})")
+    lead = len(shape) - len(old)
+    new = list(shape)
+    for i, s in enumerate(old):
+        want = shape[lead + i]
+        if want == -1:
+            new[lead + i] = s
+        elif s != 1 and s != want:
+            raise RuntimeError(f"The expanded size of the tensor ({want}) must match the existing size ({s}) at "
+                               f"non-singleton dimension {lead + i}.  Target sizes: {list(shape)}.  Tensor sizes: {list(old)}")
+    if any(s < 0 for s in new[:lead]):
+        raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension (sizes {list(shape)})")
+    new = tuple(new)
+    return x if new == old else Expand.apply(x, new)
+
+
+def broadcast_to(x, shape):
+    """expand(x, shape), as torch.broadcast_to."""
+    return expand(x, tuple(shape))
+
+
+def sum_to(x, shape: tuple):
+    """x summed down to `shape`, the inverse of broadcasting x from `shape` (the "unbroadcast" seam)."""
+    return x if x._data.shape == tuple(shape) else SumTo.apply(x, tuple(shape))
