@@ -53,9 +53,6 @@ class Tensor(TensorBase):
     """A multi-dimensional array on a device that records the ops applied to it
     (when it requires grad) so that `backward()` can compute gradients."""
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("create tensors with tinygrad_lab.tensor(data), zeros(...), from_numpy(...) and friends")
-
     # ------------------------------------------------------------ attributes
     ndim = property(lambda self: self._data.ndim)
     T = property(mv.T)

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import make
 from . import elementwise as ew
 from . import linalg as la
 from . import movement as mv
 from . import reduce as rd
 from .shapes import normalize_dim
+from .op import Op
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _BCE_EPSILON = 9.999999960041972e-13  # PyTorch's `constexpr float EPSILON = 1e-12`: 1e-12 rounded to float32
@@ -41,7 +41,7 @@ def _const(ctx, arr):
 
 # ---------------------------------------------------------------- linear
 
-class Linear(Function):
+class Linear(Op):
     """x @ w.T + b for x (N, in), w (out, in), b (out,) or None. Backward: d/dx = g @ w,
     d/dw = gᵀ @ x, d/db = g summed over the batch."""
 
@@ -76,7 +76,7 @@ def linear(x, w, b=None):
 
 # ---------------------------------------------------------------- erf
 
-class Erf(Function):
+class Erf(Op):
     """The error function erf(x) = 2/sqrt(pi) * integral_0^x exp(-t**2) dt.
     Backward: g * 2/sqrt(pi) * exp(-x**2)."""
 
@@ -101,7 +101,7 @@ def erf(x):
 
 # ---------------------------------------------------------------- softmax family
 
-class Softmax(Function):
+class Softmax(Op):
     """exp(x) / sum(exp(x)) along dim, with the max subtracted first (no overflow).
     Backward: out * (g - sum(g * out, dim))."""
 
@@ -121,7 +121,7 @@ class Softmax(Function):
         return ew.sub(gy, ew.mul(out, rd.Sum.apply(gy, (ctx.dim,), True))), None
 
 
-class LogSoftmax(Function):
+class LogSoftmax(Op):
     """x - max - log(sum(exp(x - max))) along dim: log(softmax(x)) without overflow or log(0).
     Backward: g - exp(out) * sum(g, dim)."""
 
@@ -179,7 +179,7 @@ def log_softmax(x, dim: int):
 
 # ---------------------------------------------------------------- negative log likelihood
 
-class NllLoss(Function):
+class NllLoss(Op):
     """-x[n, target[n], ...] times the class weight, zero where target == ignore_index,
     then reduced: 'none', 'sum' or 'mean' (divided by the summed weights of the counted
     targets, as PyTorch). x has the classes in dim 1: (N, C) or (N, C, d1, ...); target is
@@ -249,7 +249,7 @@ class NllLoss(Function):
 
 # ---------------------------------------------------------------- pointwise activations
 
-class Elu(Function):
+class Elu(Op):
     """x where x > 0, else alpha * (exp(x) - 1) (computed with expm1).
     Backward: g where x > 0, else g * alpha * exp(x) (as PyTorch, alpha at x == 0)."""
 
@@ -274,7 +274,7 @@ def elu(x, alpha: float = 1.0):
     return Elu.apply(x, float(alpha))
 
 
-class LogSigmoid(Function):
+class LogSigmoid(Op):
     """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow for any x.
     Backward: g * sigmoid(-x)."""
 
@@ -297,7 +297,7 @@ def logsigmoid(x):
     return LogSigmoid.apply(x)
 
 
-class BinaryCrossEntropy(Function):
+class BinaryCrossEntropy(Op):
     """Elementwise -(t * log(x) + (1 - t) * log(1 - x)) with each log clamped to >= -100
     (as PyTorch, so x = 0 or 1 gives a finite loss). Backward (as PyTorch):
     d/dx = g * (x - t) / max(x * (1 - x), 1e-12 as a float32), d/dt = g * (log(1 - x) - log(x))."""

@@ -7,11 +7,11 @@ version can run in its place.
 """
 from __future__ import annotations
 
-from ..autograd.function import Function
 from .shapes import shape_arg
+from .op import Op
 
 
-class Expand(Function):
+class Expand(Op):
     """Broadcast size-1 and new leading dims to a larger shape (a view, no copy).
     Backward: sum the gradient back to the input shape."""
 
@@ -26,7 +26,7 @@ class Expand(Function):
         return sum_to(g, ctx.input_shapes[0]), None
 
 
-class SumTo(Function):
+class SumTo(Op):
     """Sum a broadcast gradient back to `shape` (leading dims and size-1 dims).
     Backward: expand the gradient again."""
 

@@ -32,11 +32,11 @@ import threading
 
 import numpy as np
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase, make
 from . import linalg
 from . import movement as mv
 from . import reduce as rd
+from .op import Op
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d",
            "max_pool1d", "max_pool2d"]
@@ -255,7 +255,7 @@ def _conv_weight_grad(dev, x, gq, geo):
     return gwt.transpose(0, 2, 1).reshape(geo.w_shape)
 
 
-class Conv(Function):
+class Conv(Op):
     """Convolution (cross-correlation, as PyTorch) of x with w, plus bias b.
     Backward: dx = ConvInputGrad(g, w) (the transposed convolution), dw = ConvWeightGrad(x, g),
     db = ConvBiasGrad(g), g summed over batch and positions."""
@@ -280,7 +280,7 @@ class Conv(Function):
         return gx, gw, gb, None
 
 
-class ConvBiasGrad(Function):
+class ConvBiasGrad(Op):
     """The gradient of a convolution's bias: g summed over batch and positions (from the gradient
     rows gq when the caller has them). Backward: gg broadcast back over batch and positions."""
 
@@ -297,7 +297,7 @@ class ConvBiasGrad(Function):
         return mv.expand(mv.reshape(gg, (1, shape[1]) + (1,) * (len(shape) - 2)), shape), None
 
 
-class ConvInputGrad(Function):
+class ConvInputGrad(Op):
     """The gradient of a convolution's input: the transposed convolution of g with w (w^T @ g, then
     col2im). It is linear in g and w; backward: dg = Conv(gg, w), dw = ConvWeightGrad(gg, g)."""
 
@@ -319,7 +319,7 @@ class ConvInputGrad(Function):
         return dg, dw, None, None
 
 
-class ConvWeightGrad(Function):
+class ConvWeightGrad(Op):
     """The gradient of a convolution's weight: g @ cols(x)^T per group. It is linear in x and g;
     backward: dx = ConvInputGrad(g, gg), dg = Conv(x, gg)."""
 
@@ -544,7 +544,7 @@ def _pool_args(op: str, x, spatial: int, kernel_size, stride, padding, dilation,
 
 # ---------------------------------------------------------------- max pooling
 
-class MaxPool(Function):
+class MaxPool(Op):
     """The max over each window (padding counts as -inf); with want_indices also PyTorch's indices,
     the argmax's position h * W + w in its input plane. Ties go to the first element of the window,
     NaN wins (as PyTorch). Backward: g goes to each window's argmax (MaxPoolInputGrad)."""
@@ -603,7 +603,7 @@ def _argmax_index(xp, geo, idx, best):
     return within + (xp.arange(geo.P, dtype="int64") * (H * W)).reshape(geo.P, 1, 1)
 
 
-class MaxPoolInputGrad(Function):
+class MaxPoolInputGrad(Op):
     """The gradient of max pooling: g scattered to each window's argmax (added up where windows
     overlap). Linear in g; backward: gather the gradient at the argmax again (MaxPoolGather)."""
 
@@ -624,7 +624,7 @@ class MaxPoolInputGrad(Function):
         return MaxPoolGather.apply(gg, ctx.geo, ctx.gidx), None, None
 
 
-class MaxPoolGather(Function):
+class MaxPoolGather(Op):
     """Each window's value at the argmax (the max pool of another tensor with the same winners).
     Linear; backward: scatter to the argmax (MaxPoolInputGrad)."""
 
@@ -684,7 +684,7 @@ def _avg_divisor(xp, geo, count_include_pad: bool, divisor_override, dtype):
     return xp.asarray(hs, dtype=dtype).reshape(-1, 1) * xp.asarray(ws, dtype=dtype)
 
 
-class AvgPool(Function):
+class AvgPool(Op):
     """The mean over each window (sum / divisor). Linear; backward: g / divisor spread over each window
     (AvgPoolInputGrad)."""
 
@@ -706,7 +706,7 @@ class AvgPool(Function):
         return AvgPoolInputGrad.apply(g, ctx.geo), None
 
 
-class AvgPoolInputGrad(Function):
+class AvgPoolInputGrad(Op):
     """The gradient of average pooling: g / divisor added onto every element of its window. Linear;
     backward: AvgPool of the incoming gradient."""
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase, make
 from .broadcast import sum_to
 from .promotion import SCALARS, Cast, apply_binary, as_operand, binary_op, cast, promote  # noqa: F401 (Cast: ew.Cast)
+from .op import Op
 
 _PLAIN_TYPES = frozenset(SCALARS + (type(None),))
 
@@ -49,7 +49,7 @@ def _zero(ctx, dtype):
 
 # ---------------------------------------------------------------- arithmetic
 
-class Add(Function):
+class Add(Op):
     """a + b. Backward: d/da = g, d/db = g (each summed back over its broadcast dims)."""
 
     @staticmethod
@@ -62,7 +62,7 @@ class Add(Function):
         return (_unbroadcast(ctx, g, 0) if n[0] else None, _unbroadcast(ctx, g, 1) if n[1] else None)
 
 
-class Sub(Function):
+class Sub(Op):
     """a - b. Backward: d/da = g, d/db = -g (each summed back over its broadcast dims)."""
 
     @staticmethod
@@ -75,7 +75,7 @@ class Sub(Function):
         return (_unbroadcast(ctx, g, 0) if n[0] else None, _unbroadcast(ctx, Neg.apply(g), 1) if n[1] else None)
 
 
-class Mul(Function):
+class Mul(Op):
     """a * b. Backward: d/da = g * b, d/db = g * a (summed back over broadcast dims)."""
 
     @staticmethod
@@ -91,7 +91,7 @@ class Mul(Function):
                 _unbroadcast(ctx, Mul.apply(g, a), 1) if n[1] else None)
 
 
-class Div(Function):
+class Div(Op):
     """a / b. Backward: d/da = g / b, d/db = -g * a / b**2 (summed back over broadcast dims)."""
 
     @staticmethod
@@ -108,7 +108,7 @@ class Div(Function):
         return ga, gb
 
 
-class Pow(Function):
+class Pow(Op):
     """a ** b. Backward: d/da = g * b * a**(b-1), 0 where b == 0; d/db = g * a**b * log(a),
     0 where a == 0 and b >= 0 (as PyTorch; summed back over broadcast dims)."""
 
@@ -141,7 +141,7 @@ class Pow(Function):
         return ga, gb
 
 
-class Maximum(Function):
+class Maximum(Op):
     """Elementwise max(a, b). Backward: g goes to the larger input; on ties each gets g / 2
     (as PyTorch; summed back over broadcast dims)."""
 
@@ -160,7 +160,7 @@ class Maximum(Function):
                 _unbroadcast(ctx, mul(g, _const(ctx, (1 - share).astype(g._data.dtype))), 1) if n[1] else None)
 
 
-class Minimum(Function):
+class Minimum(Op):
     """Elementwise min(a, b). Backward: g goes to the smaller input; on ties each gets g / 2
     (as PyTorch; summed back over broadcast dims)."""
 
@@ -209,7 +209,7 @@ def div(a, b, rounding_mode=None):
     return apply_binary(FloorDivide if rounding_mode == "floor" else TruncDivide, a, b, "div")
 
 
-class Remainder(Function):
+class Remainder(Op):
     """a - floor(a / b) * b, with the sign of b (Python's %)."""
 
     @staticmethod
@@ -238,7 +238,7 @@ minimum = binary_op(Minimum, "minimum", doc="elementwise min; ties share the gra
 
 def _comparison(name: str, ufunc: str):
     """A binary op without gradient (comparisons, logic, integer division)."""
-    cls = type(name, (Function,), {
+    cls = type(name, (Op,), {
         "differentiable": False,
         "forward": staticmethod(lambda ctx, a, b: getattr(ctx.xp, ufunc)(_arr(a), _arr(b))),
         "__doc__": f"Elementwise {ufunc} (no gradient).",
@@ -259,7 +259,7 @@ FloorDivide, _ = _comparison("FloorDivide", "floor_divide")
 BitwiseAnd, bitwise_and = _comparison("BitwiseAnd", "bitwise_and")
 BitwiseOr, bitwise_or = _comparison("BitwiseOr", "bitwise_or")
 BitwiseXor, bitwise_xor = _comparison("BitwiseXor", "bitwise_xor")
-class IsClose(Function):
+class IsClose(Op):
     """|a - b| <= atol + rtol * |b| elementwise (NaNs equal only with equal_nan), as torch.isclose."""
 
     differentiable = False
@@ -287,14 +287,14 @@ def equal(a, b) -> bool:
     return a._data.shape == b._data.shape and bool(eq(a, b)._data.all())
 
 
-TruncDivide = type("TruncDivide", (Function,), {
+TruncDivide = type("TruncDivide", (Op,), {
     "differentiable": False, "__doc__": "Integer division rounding toward zero (no gradient).",
     "forward": staticmethod(lambda ctx, a, b: (ctx.xp.sign(_arr(a)) * ctx.xp.sign(_arr(b))
                                                * (ctx.xp.abs(_arr(a)) // ctx.xp.abs(_arr(b))))),
 })
 
 
-class LogicalNot(Function):
+class LogicalNot(Op):
     """Elementwise logical not (a bool result; no gradient)."""
 
     differentiable = False
@@ -309,7 +309,7 @@ def logical_not(a):
     return LogicalNot.apply(a)
 
 
-class BitwiseNot(Function):
+class BitwiseNot(Op):
     """~a for integer and bool tensors; float tensors raise TypeError (no gradient)."""
 
     differentiable = False
@@ -326,7 +326,7 @@ def bitwise_not(a):
     return BitwiseNot.apply(a)
 
 
-class Where(Function):
+class Where(Op):
     """a where cond else b. Backward: g goes to a where cond and to b elsewhere (0 on the other
     side, summed back over broadcast dims); cond gets no gradient."""
 
@@ -400,7 +400,7 @@ def _unary(name: str, compute, grad, doc: str, saves: str = "x", float_math: boo
         (saved,) = ctx.saved_tensors
         return grad(saved, saved, g)
 
-    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+    cls = type(name, (Op,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
                                    "__doc__": doc})
 
     def op(x):
@@ -445,7 +445,7 @@ Sigmoid, sigmoid = _unary("Sigmoid", _sigmoid, lambda x, out, g: mul(g, mul(out,
                           "logistic sigmoid 1 / (1 + e**-x), computed without overflow", saves="out")
 
 
-class Relu(Function):
+class Relu(Op):
     """max(x, 0). Backward: g where the output is > 0, else 0 (so 0 at x == 0, as PyTorch)."""
 
     @staticmethod
@@ -476,7 +476,7 @@ def _zero_grad(name: str, compute, doc: str):
     def backward(ctx, g):
         return (zeros_like(g),) + (None,) * (len(ctx.edges) - 1)
 
-    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+    cls = type(name, (Op,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
                                    "__doc__": doc})
     return cls
 
@@ -514,7 +514,7 @@ def round(x, decimals: int = 0):
     return Round.apply(x, decimals) if x._data.dtype.kind == "f" else x
 
 
-class Clamp(Function):
+class Clamp(Op):
     """min(max(x, lo), hi). The gradient goes to x where lo <= x <= hi, to lo where
     x < lo and to hi where x > hi (as PyTorch); lo and hi may be numbers or tensors."""
 
@@ -559,7 +559,7 @@ def zeros_like(x) -> TensorBase:
     return make(x._device.backend.xp.zeros_like(x._data), x._device)
 
 
-class Clone(Function):
+class Clone(Op):
     """A copy in new memory; the gradient passes through unchanged."""
 
     @staticmethod

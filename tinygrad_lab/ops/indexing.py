@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase
 from .broadcast import sum_to
 from .promotion import cast
 from .shapes import normalize_dim
+from .op import Op
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -63,7 +63,7 @@ def _index_error(x, key, err):
     return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
 
 
-class Index(Function):
+class Index(Op):
     """x[key] with an advanced key (a copy)."""
 
     @staticmethod
@@ -85,7 +85,7 @@ class BasicIndex(Index):
     is_view = True
 
 
-class IndexAddInto(Function):
+class IndexAddInto(Op):
     """zeros(shape) with g added at key: the gradient of indexing."""
 
     @staticmethod
@@ -129,7 +129,7 @@ def getitem(x, key, _converted=None):
     return (BasicIndex if basic else Index).apply(x, key, basic)
 
 
-class IndexPut(Function):
+class IndexPut(Op):
     """A copy of x with x[key] = value (the out-of-place form of __setitem__)."""
 
     @staticmethod
@@ -162,7 +162,7 @@ def index_put(x, key, value):
     return IndexPut.apply(x, value, key)
 
 
-class Gather(Function):
+class Gather(Op):
     """out[i][j] = x[i][index[i][j]] along dim (PyTorch's gather)."""
 
     @staticmethod

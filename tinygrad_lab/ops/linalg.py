@@ -7,13 +7,13 @@ gradient.
 """
 from __future__ import annotations
 
-from ..autograd.function import Function
 from . import elementwise as ew
 from . import movement as mv
 from .broadcast import sum_to
+from .op import Op
 
 
-class Matmul(Function):
+class Matmul(Op):
     """a @ b. Backward: d/da = g @ bᵀ, d/db = aᵀ @ g (outer and matrix-vector products for
     1-D operands), summed back over broadcast batch dims."""
 

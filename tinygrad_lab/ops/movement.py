@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase
 from .broadcast import Expand, broadcast_to, expand  # noqa: F401 (expand and broadcast_to are movement ops too)
 from .indexing import getitem
 from .promotion import promote
 from .shapes import normalize_dim, normalize_dims, shape_arg
+from .op import Op
 
 
 # ---------------------------------------------------------------- reshape family
 
-class Reshape(Function):
+class Reshape(Op):
     """Same elements, new shape (a view where the layout allows). Backward: reshape the gradient to the input shape."""
 
     is_view = True
@@ -106,7 +106,7 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
 
 # ---------------------------------------------------------------- permutations
 
-class Permute(Function):
+class Permute(Op):
     """Reorder dims (a view). Backward: permute the gradient by the inverse order."""
 
     is_view = True
@@ -175,7 +175,7 @@ def T(x):
 
 # ---------------------------------------------------------------- broadcasting
 
-class Contiguous(Function):
+class Contiguous(Op):
     """A C-contiguous copy of x. Backward: the gradient passes through unchanged."""
 
     @staticmethod
@@ -194,7 +194,7 @@ def contiguous(x):
 
 # ---------------------------------------------------------------- joining and splitting
 
-class Cat(Function):
+class Cat(Op):
     """Join tensors along `dim` (its first argument). Backward: split the gradient back into
     the inputs' sizes along dim."""
 
@@ -247,7 +247,7 @@ def stack(tensors, dim: int = 0):
     return cat([unsqueeze(t, d) for t in tensors], d)
 
 
-class Split(Function):
+class Split(Op):
     """Pieces of x of the given sizes along dim (views). Backward: cat the pieces' gradients
     along dim."""
 
@@ -296,7 +296,7 @@ def chunk(x, chunks: int, dim: int = 0):
 
 # ---------------------------------------------------------------- flip and pad
 
-class Flip(Function):
+class Flip(Op):
     """Reverse the order along dims (a view here; PyTorch copies). Backward: flip the gradient
     along the same dims."""
 
@@ -319,7 +319,7 @@ def flip(x, dims):
     return Flip.apply(x, normalize_dims(dims, x._data.ndim, "flip"))
 
 
-class Pad(Function):
+class Pad(Op):
     """Constant padding with `value` on each side of each dim. Backward: slice the gradient back
     to the unpadded region."""
 

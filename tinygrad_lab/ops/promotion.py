@@ -12,12 +12,12 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase, make, tensor_types
 from ..backends import CPU
+from .op import Op
 
 
-class Cast(Function):
+class Cast(Op):
     """x converted to another dtype. Backward: the gradient is cast back to x's dtype."""
 
     @staticmethod

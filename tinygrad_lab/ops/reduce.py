@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
 from .broadcast import SumTo, sum_to  # noqa: F401 (the unbroadcast of gradients, here since reductions began with it)
 from .shapes import normalize_dim, normalize_dims
+from .op import Op
 
 
 def _kept_shape(shape: tuple, axes) -> tuple:
@@ -42,7 +42,7 @@ def _float_only(x, op: str) -> None:
                            f"or complex dtype. Got: {x.dtype}")
 
 
-class Sum(Function):
+class Sum(Op):
     """Sum over dims (bool and integers sum as int64, as PyTorch). Backward: the gradient is
     broadcast back (expand) over the summed dims."""
 
@@ -76,7 +76,7 @@ def _np_dtype(d):
     return dtypes.as_dtype(d).np
 
 
-class Mean(Function):
+class Mean(Op):
     """Mean over dims. Backward: g / (number of reduced elements), broadcast back over the reduced dims."""
 
     @staticmethod
@@ -102,7 +102,7 @@ def mean(x, dim=None, keepdim: bool = False):
     return Mean.apply(x, normalize_dims(dim, x._data.ndim, "mean"), keepdim)
 
 
-class Prod(Function):
+class Prod(Op):
     """Product over dims. Backward: g times the product of the other elements (out / x, or
     multiplied out explicitly when x has zeros), broadcast back over the reduced dims."""
 
@@ -155,7 +155,7 @@ class ValuesIndices(NamedTuple):
     indices: TensorBase
 
 
-class _ExtremumDim(Function):
+class _ExtremumDim(Op):
     """max/min along one dim: values and the index of the first extreme element."""
 
     arg = "argmax"
@@ -199,7 +199,7 @@ class MinDim(_ExtremumDim):
     arg = "argmin"
 
 
-class _Extremum(Function):
+class _Extremum(Op):
     """amax/amin over dims; the gradient is shared evenly between tied elements (as PyTorch)."""
 
     reduce = "max"
@@ -273,7 +273,7 @@ def _zero_index(x):
     return make(x._device.backend.xp.zeros((), dtype="int64"), x._device)
 
 
-class _ArgExtremum(Function):
+class _ArgExtremum(Op):
     differentiable = False
     arg = "argmax"
 
@@ -335,7 +335,7 @@ def logsumexp(x, dim, keepdim: bool = False):
                                                 if axes is not None and i not in axes])
 
 
-class Norm2(Function):
+class Norm2(Op):
     """The Euclidean norm; its gradient x / norm is taken as 0 where the norm is 0 (as PyTorch)."""
 
     @staticmethod
@@ -370,7 +370,7 @@ def norm(x, p="fro", dim=None, keepdim: bool = False):
     raise RuntimeError(f"norm: unsupported p={p!r}; use 'fro', a non-zero number, inf or -inf")
 
 
-class _Logical(Function):
+class _Logical(Op):
     differentiable = False
     reduce = "all"
 

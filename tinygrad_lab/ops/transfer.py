@@ -1,13 +1,13 @@
 """Moving tensors between devices, and the sources of copy_ and fill_ (which may cross devices)."""
 from __future__ import annotations
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase, make
 from .broadcast import expand
 from .promotion import cast
+from .op import Op
 
 
-class ToDevice(Function):
+class ToDevice(Op):
     """A copy of x on another device, through host memory; the gradient goes back."""
 
     @staticmethod
