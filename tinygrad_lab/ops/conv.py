@@ -28,10 +28,12 @@ nothing from it is ever returned or saved for backward.
 from __future__ import annotations
 
 import math
+import sys
 import threading
 
 import numpy as np
 
+from .. import seams
 from ..autograd.tensor_base import TensorBase, make
 from . import linalg
 from . import movement as mv
@@ -104,9 +106,10 @@ class _ConvGeom:
     """
 
     __slots__ = ("x_shape", "w_shape", "y_shape", "N", "C", "H", "W", "O", "G", "kh", "kw", "sh", "sw", "dh",
-                 "dw", "pt", "pb", "pl", "pr", "Hp", "Wp", "OH", "OW", "M")
+                 "dw", "pt", "pb", "pl", "pr", "Hp", "Wp", "OH", "OW", "M", "device")
 
-    def __init__(self, x_shape, w_shape, stride, pads, dilation, groups):
+    def __init__(self, x_shape, w_shape, stride, pads, dilation, groups, device):
+        self.device = device
         self.x_shape, self.w_shape = tuple(x_shape), tuple(w_shape)
         if len(x_shape) == 3:
             self.N, self.C, self.W = x_shape
@@ -180,8 +183,12 @@ def _scratch(dev, slot: str, shape: tuple, dtype, zero: bool = False):
 # and copies dominated by per-run overhead. The layout changes NCHW <-> CHWN are 2-d transposes
 # (N, C*H*W) <-> (C*H*W, N), done by the backend (`matrix_transpose`).
 
-def _im2col(dev, x, geo):
-    """The columns of input array x: (C, kh, kw, OH, OW, N), in the workspace."""
+def im2col(x, geo):
+    """The columns of input array x (N, C, H, W) under every kernel offset: an array (C, kh, kw, OH, OW, N)
+    with cols[c, i, j, oh, ow, n] = x_padded[n, c, oh * sh + i * dh, ow * sw + j * dw], where x_padded is x
+    with geo.pt/pb rows and geo.pl/pr columns of zeros around it. The "im2col" seam; this one writes into the
+    workspace (valid until the next convolution)."""
+    dev = geo.device
     be = dev.backend
     N, C, H, W = geo.N, geo.C, geo.H, geo.W
     if geo.Hp == H and geo.Wp == W:
@@ -197,8 +204,30 @@ def _im2col(dev, x, geo):
     return cols
 
 
+def _checked_im2col(fn):
+    """A learner's im2col, whose result must be an array of the columns' shape."""
+    def im2col(x, geo):
+        cols = fn(x, geo)
+        want = (geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N)
+        if getattr(cols, "shape", None) != want:
+            got = list(cols.shape) if hasattr(cols, "shape") else type(cols).__name__
+            raise RuntimeError(f"im2col returned {got} for an input of shape {list(x.shape)}: it must return an "
+                               f"array of shape (C, kh, kw, OH, OW, N) = {list(want)}")
+        return cols
+
+    im2col.__wrapped__ = fn
+    return im2col
+
+
+seams.register("im2col", sys.modules[__name__], "im2col", adapt=_checked_im2col, doc=(
+    "The columns a convolution multiplies by its weight: im2col(x, geo) -> an array (C, kh, kw, OH, OW, N), "
+    "x an array (N, C, H, W) (conv1d's with H = 1), geo the sizes (N, C, H, W, kh, kw, stride sh/sw, "
+    "dilation dh/dw, padding pt/pb/pl/pr, OH, OW; geo.device.backend.xp the array module): "
+    "cols[c, i, j, oh, ow, n] = x_padded[n, c, oh*sh + i*dh, ow*sw + j*dw], zeros outside x."))
+
+
 def _col2im(dev, cols, geo):
-    """The adjoint of _im2col: columns (C, kh, kw, OH, OW, N) added back onto the input grid, as a
+    """The adjoint of im2col: columns (C, kh, kw, OH, OW, N) added back onto the input grid, as a
     new array of x's shape."""
     buf = _scratch(dev, "col2im", (geo.C, geo.Hp, geo.Wp, geo.N), cols.dtype, zero=True)
     for i, j, slab in geo.slabs(buf):
@@ -228,7 +257,7 @@ def _grouped_matmul(dev, slot, a, b, G: int):
 
 def _conv_forward(dev, x, w, b, geo):
     """Convolution of arrays: a new (N, O, OH, OW) array."""
-    cols = _im2col(dev, x, geo)
+    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)
     K = geo.kh * geo.kw
     out = _grouped_matmul(dev, "out", w.reshape(geo.O, geo.C // geo.G * K), cols.reshape(geo.C * K, geo.M), geo.G)
     if b is not None:
@@ -248,7 +277,7 @@ def _conv_input_grad(dev, gq, w, geo):
 def _conv_weight_grad(dev, x, gq, geo):
     """The gradient of the weight: gq (O, M) @ cols(x)^T (M, C/groups * K), per group; computed as
     (cols @ gq^T)^T, which BLAS runs faster for these shapes."""
-    cols = _im2col(dev, x, geo)  # recomputed, not kept from the forward (as PyTorch: it is kh*kw times x)
+    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)  # recomputed, not kept from the forward (as PyTorch: it is kh*kw times x)
     G = geo.G
     cm = cols.reshape(G, geo.C // G * geo.kh * geo.kw, geo.M)
     gwt = cm @ gq.reshape(G, geo.O // G, geo.M).transpose(0, 2, 1)  # (G, Cg*K, Og)
@@ -399,7 +428,7 @@ def _conv(op: str, spatial: int, input, weight, bias, stride, padding, dilation,
         raise RuntimeError(f"Calculated padded input size per channel: {_size_str(padded)}. Kernel size: "
                            f"{_size_str(effective)}. Kernel size can't be greater than actual input size "
                            f"(in {op} of input{list(xs)} and weight{list(ws)})")
-    geo = _ConvGeom(xs, ws, stride, pads, dilation, groups)
+    geo = _ConvGeom(xs, ws, stride, pads, dilation, groups, x._device)
     out = Conv.apply(x, weight, bias, geo)
     return mv.squeeze(out, 0) if unbatched else out
 

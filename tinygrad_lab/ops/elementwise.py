@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.tensor_base import TensorBase, make
-from .broadcast import sum_to
+from . import broadcast
 from .promotion import SCALARS, Cast, apply_binary, as_operand, binary_op, cast, promote  # noqa: F401 (Cast: ew.Cast)
 from .op import Op
 
@@ -26,7 +26,7 @@ def _arr(x):
 def _unbroadcast(ctx, g, i):
     """The gradient for argument i, summed back to that argument's shape."""
     shape = ctx.input_shapes[i]
-    return g if g._data.shape == shape else sum_to(g, shape)
+    return g if g._data.shape == shape else broadcast.sum_to(g, shape)
 
 
 def _const(ctx, arr):

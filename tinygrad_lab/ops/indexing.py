@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd.tensor_base import TensorBase
-from .broadcast import sum_to
+from . import broadcast
 from .promotion import cast
 from .shapes import normalize_dim
 from .op import Op
@@ -150,7 +150,7 @@ class IndexPut(Op):
     def backward(ctx, g):
         n = ctx.needs_input_grad
         gx = IndexPut.apply(g, 0.0, ctx.key) if n[0] else None
-        gv = sum_to(getitem(g, ctx.key, _converted=False), ctx.input_shapes[1]) if n[1] else None
+        gv = broadcast.sum_to(getitem(g, ctx.key, _converted=False), ctx.input_shapes[1]) if n[1] else None
         return gx, gv, None
 
 

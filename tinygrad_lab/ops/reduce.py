@@ -1,5 +1,5 @@
 """Reductions: sum, mean, prod, max/min (values and indices), argmax/argmin,
-var/std, logsumexp, norm, all/any, and sum_to (the unbroadcast of gradients).
+var/std, logsumexp, norm, all/any (sum_to, the unbroadcast of gradients, is in broadcast.py).
 
 `dim` is an int, a tuple of ints or None (all dims); `keepdim` keeps reduced
 dims as size 1. Backwards broadcast the incoming gradient back over the reduced
@@ -13,7 +13,7 @@ from typing import NamedTuple
 from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
-from .broadcast import SumTo, sum_to  # noqa: F401 (the unbroadcast of gradients, here since reductions began with it)
+from .broadcast import SumTo  # noqa: F401 (rd.SumTo: the unbroadcast of gradients, a reduction too)
 from .shapes import normalize_dim, normalize_dims
 from .op import Op
 

@@ -5,11 +5,13 @@ makes a batch. Everything runs in the main process, one batch at a time
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from itertools import islice
 
 import numpy as np
 
+from ... import seams
 from ...autograd.tensor_base import TensorBase
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset, Subset, TensorDataset
@@ -29,6 +31,24 @@ def _gather_batch(dataset, indices):
         return None
     key = np.asarray(indices, dtype=np.int64)
     return [t[key] for t in dataset.tensors]
+
+
+def fetch_batch(dataset, indices, collate_fn):
+    """The batch of the samples at `indices`: fetched (`__getitems__` when the dataset has it) and
+    collated. The "batch" seam (tinygrad_lab.seams): a learner's batching may run in its place."""
+    if collate_fn is default_collate:
+        batch = _gather_batch(dataset, indices)
+        if batch is not None:
+            return batch
+    getitems = getattr(dataset, "__getitems__", None)
+    samples = getitems(indices) if callable(getitems) else [dataset[i] for i in indices]
+    return collate_fn(samples)
+
+
+seams.register("batch", sys.modules[__name__], "fetch_batch", doc=(
+    "How the DataLoader makes a batch (in the process that iterates it): fetch_batch(dataset, indices, "
+    "collate_fn) -> the batch of the samples dataset[i] for i in indices (e.g. [inputs, targets], each "
+    "stacked along a new first dim); collate_fn is the loader's own, to use or not."))
 
 
 class DataLoader:
@@ -137,15 +157,8 @@ class DataLoader:
             for index in self.sampler:
                 yield collate(dataset[index])
             return
-        getitems = getattr(dataset, "__getitems__", None)
         for indices in self.batch_sampler:
-            if collate is default_collate:
-                batch = _gather_batch(dataset, indices)
-                if batch is not None:
-                    yield batch
-                    continue
-            samples = getitems(indices) if callable(getitems) else [dataset[i] for i in indices]
-            yield collate(samples)
+            yield fetch_batch(dataset, indices, collate)
 
     def _iter_stream(self):
         it = iter(self.dataset)
