@@ -22,21 +22,15 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.tensor_base import make
 from . import elementwise as ew
 from . import linalg as la
 from . import movement as mv
 from . import reduce as rd
+from .op import Op, constant
 from .shapes import normalize_dim
-from .op import Op
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _BCE_EPSILON = 9.999999960041972e-13  # PyTorch's `constexpr float EPSILON = 1e-12`: 1e-12 rounded to float32
-
-
-def _const(ctx, arr):
-    """A constant (no-grad) tensor on the node's device."""
-    return make(arr, ctx.device)
 
 
 # ---------------------------------------------------------------- linear
@@ -244,7 +238,7 @@ class NllLoss(Op):
             xp.put_along_axis(coef, xp.expand_dims(t, 1), xp.expand_dims(vals.astype(dtype, copy=False), 1), axis=1)
         if ctx.reduction == "none":
             g = mv.unsqueeze(g, 1)
-        return ew.mul(g, _const(ctx, coef)), None, None, None, None
+        return ew.mul(g, constant(ctx, coef)), None, None, None, None
 
 
 # ---------------------------------------------------------------- pointwise activations
@@ -265,7 +259,7 @@ class Elu(Op):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         neg_branch = ew.mul(g, ew.mul(ew.exp(ew.clamp(x, max=0.0)), ctx.alpha))  # clamp: exp never overflows
-        return ew.Where.apply(_const(ctx, x._data > 0), g, neg_branch), None
+        return ew.Where.apply(constant(ctx, x._data > 0), g, neg_branch), None
 
 
 def elu(x, alpha: float = 1.0):

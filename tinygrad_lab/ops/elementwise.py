@@ -12,39 +12,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd.tensor_base import TensorBase, make
 from . import broadcast
+from .op import Op, constant
 from .promotion import SCALARS, Cast, apply_binary, as_operand, binary_op, cast, promote  # noqa: F401 (Cast: ew.Cast)
-from .op import Op
-
-_PLAIN_TYPES = frozenset(SCALARS + (type(None),))
-
-
-def _arr(x):
-    """The array of a tensor operand; a Python number (or an absent bound, None) stays as it is."""
-    return x if x.__class__ in _PLAIN_TYPES else x._data
-
-
-def _unbroadcast(ctx, g, i):
-    """The gradient for argument i, summed back to that argument's shape."""
-    shape = ctx.input_shapes[i]
-    return g if g._data.shape == shape else broadcast.sum_to(g, shape)
-
-
-def _const(ctx, arr):
-    """A constant (no-grad) tensor on the node's device, e.g. a mask used by a backward."""
-    return make(arr, ctx.device)
-
-
-_zeros: dict = {}
-
-
-def _zero(ctx, dtype):
-    """A 0-d zero of `dtype` on the node's device, made once. A ufunc converts a Python 0 anew on
-    every call, which costs as much as the whole operation on a small array."""
-    key = (ctx.device._str, dtype)
-    z = _zeros.get(key)
-    if z is None:
-        z = _zeros[key] = ctx.xp.zeros((), dtype)
-    return z
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -134,7 +103,7 @@ class Pow(Op):
             ga = _unbroadcast(ctx, mul(g, da), 0)
         if n[1]:
             # d/db a**b = a**b * log(a), and 0 where a == 0 and b >= 0 (as PyTorch)
-            a_t = a if isinstance(a, TensorBase) else _const(ctx, ctx.xp.asarray(a, dtype=out._data.dtype))
+            a_t = a if isinstance(a, TensorBase) else constant(ctx, ctx.xp.asarray(a, dtype=out._data.dtype))
             db = mul(out, log(a_t))
             db = where(logical_and(eq(a_t, 0), ge(b, 0)), 0.0, db)
             gb = _unbroadcast(ctx, mul(g, db), 1)
@@ -156,8 +125,8 @@ class Maximum(Op):
     def backward(ctx, g):
         (share,) = ctx.saved_tensors
         n = ctx.needs_input_grad
-        return (_unbroadcast(ctx, mul(g, _const(ctx, share.astype(g._data.dtype))), 0) if n[0] else None,
-                _unbroadcast(ctx, mul(g, _const(ctx, (1 - share).astype(g._data.dtype))), 1) if n[1] else None)
+        return (_unbroadcast(ctx, mul(g, constant(ctx, share.astype(g._data.dtype))), 0) if n[0] else None,
+                _unbroadcast(ctx, mul(g, constant(ctx, (1 - share).astype(g._data.dtype))), 1) if n[1] else None)
 
 
 class Minimum(Op):
@@ -336,35 +305,19 @@ class Where(Op):
         ctx.save_for_backward(c)
         a, b = _arr(a), _arr(b)
         if b.__class__ is float and b == 0 and hasattr(a, "dtype"):
-            return _keep_or_zero(ctx, c, a)  # g where mask else 0: every masked backward (relu, clamp, ...)
+            return ctx.device.backend.masked(a, c)  # g where mask else 0: every masked backward (relu, clamp, ...)
         if a.__class__ is float and a == 0 and hasattr(b, "dtype"):
-            return _keep_or_zero(ctx, ~c, b)
+            return ctx.device.backend.masked(b, ~c)
         return ctx.xp.where(c, a, b)
 
     @staticmethod
     def backward(ctx, g):
         (c,) = ctx.saved_tensors
         n = ctx.needs_input_grad
-        cond = _const(ctx, c)
+        cond = constant(ctx, c)
         return (None,
                 _unbroadcast(ctx, where(cond, g, 0.0), 1) if n[1] else None,
                 _unbroadcast(ctx, where(cond, 0.0, g), 2) if n[2] else None)
-
-
-_BRANCHY = 4096  # from this size the branch-free select below beats xp.where
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def _keep_or_zero(ctx, mask, arr):
-    """where(mask, arr, 0.0), bit for bit, several times faster on large float arrays: the bits of
-    arr ANDed with all-ones where mask is True and zeros elsewhere (a select mispredicts on random
-    masks; this has no branches). Every masked backward (relu, clamp, where) comes through here."""
-    xp = ctx.xp
-    if arr.dtype.kind != "f" or arr.size < _BRANCHY or mask.shape != arr.shape:
-        return xp.where(mask, arr, _zero(ctx, arr.dtype))
-    keep = mask.astype(_UINT[arr.itemsize])  # 1 where mask (astype: a cast 3x faster than a ufunc's)
-    xp.negative(keep, out=keep)  # 0 - 1 wraps to all ones
-    return xp.bitwise_and(keep, arr.view(keep.dtype), out=keep).view(arr.dtype)
 
 
 def where(cond, a, b):
@@ -451,7 +404,7 @@ class Relu(Op):
     @staticmethod
     def forward(ctx, x):
         d = x._data
-        out = ctx.xp.maximum(d, _zero(ctx, d.dtype))
+        out = ctx.xp.maximum(d, ctx.device.backend.zero(d.dtype))
         ctx.save_for_backward(out)
         return out
 
@@ -459,7 +412,7 @@ class Relu(Op):
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
         d = out._data
-        return Where.apply(_const(ctx, d > _zero(ctx, d.dtype)), g, 0.0)
+        return Where.apply(constant(ctx, d > ctx.device.backend.zero(d.dtype)), g, 0.0)
 
 
 def relu(x):
@@ -531,11 +484,11 @@ class Clamp(Op):
         below, above = ctx.saved_tensors
         n = ctx.needs_input_grad
         outside = below if above is None else above if below is None else below | above
-        gx = _unbroadcast(ctx, Where.apply(_const(ctx, outside), 0.0, g), 0) if n[0] else None
-        glo = _unbroadcast(ctx, Where.apply(_const(ctx, below), g, 0.0), 1) if n[1] else None
+        gx = _unbroadcast(ctx, Where.apply(constant(ctx, outside), 0.0, g), 0) if n[0] else None
+        glo = _unbroadcast(ctx, Where.apply(constant(ctx, below), g, 0.0), 1) if n[1] else None
         if above is not None and below is not None:  # where x < lo the result is lo, even if lo > hi
             above = above & ~below
-        ghi = _unbroadcast(ctx, Where.apply(_const(ctx, above), g, 0.0), 2) if n[2] else None
+        ghi = _unbroadcast(ctx, Where.apply(constant(ctx, above), g, 0.0), 2) if n[2] else None
         return gx, glo, ghi
 
 
@@ -569,3 +522,19 @@ class Clone(Op):
     @staticmethod
     def backward(ctx, g):
         return g
+
+
+# ---------------------------------------------------------------- what the ops share
+
+_PLAIN_TYPES = frozenset(SCALARS + (type(None),))
+
+
+def _arr(x):
+    """The array of a tensor operand; a Python number (or an absent bound, None) stays as it is."""
+    return x if x.__class__ in _PLAIN_TYPES else x._data
+
+
+def _unbroadcast(ctx, g, i):
+    """The gradient for argument i, summed back to that argument's shape."""
+    shape = ctx.input_shapes[i]
+    return g if g._data.shape == shape else broadcast.sum_to(g, shape)

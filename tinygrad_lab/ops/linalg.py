@@ -7,9 +7,9 @@ gradient.
 """
 from __future__ import annotations
 
+from . import broadcast
 from . import elementwise as ew
 from . import movement as mv
-from . import broadcast
 from .op import Op
 
 

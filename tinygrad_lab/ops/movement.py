@@ -11,9 +11,9 @@ import math
 from ..autograd.tensor_base import TensorBase
 from .broadcast import Expand, broadcast_to, expand  # noqa: F401 (expand and broadcast_to are movement ops too)
 from .indexing import getitem
+from .op import Op
 from .promotion import promote
 from .shapes import normalize_dim, normalize_dims, shape_arg
-from .op import Op
 
 
 # ---------------------------------------------------------------- reshape family

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import seams
 from ..autograd.function import Function, check_gradients
+from ..autograd.tensor_base import TensorBase, make
 
 
 class Op(Function):
@@ -40,3 +41,8 @@ def _checked(fn):
 
     backward.__wrapped__ = fn
     return backward
+
+
+def constant(ctx, arr) -> TensorBase:
+    """A constant (no-grad) tensor on the node's device, e.g. a mask a backward uses."""
+    return make(arr, ctx.device)

@@ -14,32 +14,8 @@ from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
 from .broadcast import SumTo  # noqa: F401 (rd.SumTo: the unbroadcast of gradients, a reduction too)
-from .shapes import normalize_dim, normalize_dims
 from .op import Op
-
-
-def _kept_shape(shape: tuple, axes) -> tuple:
-    """The shape of a keepdim reduction over axes (None: all)."""
-    return tuple(1 if axes is None or i in axes else s for i, s in enumerate(shape))
-
-
-def _axes_size(shape: tuple, axes) -> int:
-    return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
-
-
-def _expand_back(ctx, g):
-    """Broadcast a reduction's output gradient back to its input shape
-    (shapes are known valid here, so the ops' Functions are applied directly)."""
-    in_shape = ctx.input_shapes[0]
-    if not ctx.keepdim and g._data.ndim:
-        g = mv.Reshape.apply(g, _kept_shape(in_shape, ctx.axes))
-    return g if g._data.shape == in_shape else mv.Expand.apply(g, in_shape)
-
-
-def _float_only(x, op: str) -> None:
-    if x._data.dtype.kind != "f":
-        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating point "
-                           f"or complex dtype. Got: {x.dtype}")
+from .shapes import normalize_dim, normalize_dims
 
 
 class Sum(Op):
@@ -401,3 +377,29 @@ def all(x, dim=None, keepdim: bool = False):
 def any(x, dim=None, keepdim: bool = False):
     """Whether any element over dim (all by default) is nonzero, as torch.any."""
     return Any.apply(x, normalize_dims(dim, x._data.ndim, "any"), keepdim)
+
+
+# ---------------------------------------------------------------- what the reductions share
+
+def _kept_shape(shape: tuple, axes) -> tuple:
+    """The shape of a keepdim reduction over axes (None: all)."""
+    return tuple(1 if axes is None or i in axes else s for i, s in enumerate(shape))
+
+
+def _axes_size(shape: tuple, axes) -> int:
+    return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
+
+
+def _expand_back(ctx, g):
+    """Broadcast a reduction's output gradient back to its input shape
+    (shapes are known valid here, so the ops' Functions are applied directly)."""
+    in_shape = ctx.input_shapes[0]
+    if not ctx.keepdim and g._data.ndim:
+        g = mv.Reshape.apply(g, _kept_shape(in_shape, ctx.axes))
+    return g if g._data.shape == in_shape else mv.Expand.apply(g, in_shape)
+
+
+def _float_only(x, op: str) -> None:
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {x.dtype}")

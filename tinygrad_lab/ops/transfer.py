@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from ..autograd.tensor_base import TensorBase, make
 from .broadcast import expand
-from .promotion import cast
 from .op import Op
+from .promotion import cast
 
 
 class ToDevice(Op):
