@@ -80,7 +80,8 @@ class CPUBackend(Backend):
 
     def zero(self, dtype):
         # A 0-d array made once per dtype: a ufunc converts a Python (or NumPy) scalar to an array anew
-        # on every call, which on a small array costs as much as the operation itself.
+        # on every call, which on a small array costs as much as the operation itself (maximum of 4
+        # float32 and 0: 1.6 -> 1.0 us).
         z = _zeros.get(dtype)
         if z is None:
             z = np.zeros((), dtype)
@@ -91,7 +92,7 @@ class CPUBackend(Backend):
     def masked(self, arr, mask):
         # where(mask, arr, 0), bit for bit, several times faster on large float arrays: the bits of arr
         # ANDed with all-ones where mask is True and zeros elsewhere (a select mispredicts on random
-        # masks; this has no branches). 1M float32: 4.2 -> 1.1 ms.
+        # masks; this has no branches). 1M float32, a random mask: 8.9 -> 0.4 ms (np.where -> this).
         if arr.dtype.kind != "f" or arr.size < _BRANCHY or mask.shape != arr.shape:
             return np.where(mask, arr, self.zero(arr.dtype))
         keep = mask.astype(_UINT[arr.itemsize])  # 1 where mask (astype: a cast 3x faster than a ufunc's)
