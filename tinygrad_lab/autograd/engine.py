@@ -170,7 +170,7 @@ class BackwardPass:
                 if self.heap is not None:
                     heappush(self.heap, (-to.id, to))  # the fast driver finds the order as it goes
             buf[nr] = g if buf[nr] is None else accumulate(buf[nr], g)
-            if self.owned is not None and to.__class__ is AccumulateGrad and _stealable(buf[nr], g, node, grads, sent):
+            if to.__class__ is AccumulateGrad and self.owned is not None and _stealable(buf[nr], g, node, grads, sent):
                 self.owned.add(to)
 
     def leaf_step(self, node, g: TensorBase):

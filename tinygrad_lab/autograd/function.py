@@ -99,7 +99,7 @@ def _wrap(cls, out, ctx, args, device):
     forward saved is stored with the versions in-place changes are checked against."""
     if out.__class__ is tuple:
         return _wrap_several(cls, out, ctx, args, device)
-    if isinstance(out, TensorBase):  # a user Function's output, taken out of the graph it was made in
+    if not cls.array_forward and isinstance(out, TensorBase):  # a user Function's output, out of its graph
         out, device = out._data, out._device
     t = make_view(out, device, args[0]) if cls.is_view else make(out, device)  # a view shares args[0]'s versions
     if ctx.__class__ is Node:
@@ -218,8 +218,8 @@ class Node:
                 f"with its out-of-place form, or .clone() the tensor first.")
         if value.__class__ is not _SavedOutput:
             return value
-        t = make(data, self.device, True, self, nr)  # rebuilt on demand: the node does not own its output
-        t._vc = vc
+        t = make(data, self.device)  # rebuilt on demand: the node does not own its output
+        t._requires_grad, t._grad_fn, t._output_nr, t._vc = True, self, nr, vc
         return t
 
     # ---- graph inspection ----
