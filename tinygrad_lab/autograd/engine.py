@@ -44,11 +44,9 @@ class BackwardStep:
         return f"<BackwardStep {self.index}: {self.node.name}>"
 
 
-def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorBase], *,
-                   retain_graph: bool = False, create_graph: bool = False,
-                   inputs: Sequence[TensorBase] | None = None,
-                   capture: bool = False, drain: bool = False,
-                   captured: list | None = None, pending: dict | None = None) -> Iterator[BackwardStep]:
+def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorBase], *, retain_graph: bool = False,
+                   create_graph: bool = False, inputs: Sequence[TensorBase] | None = None, capture: bool = False,
+                   drain: bool = False, captured: list | None = None, pending: dict | None = None) -> Iterator[BackwardStep]:
     """Run backward from `tensors` seeded with `grad_tensors`, yielding one BackwardStep per node.
 
     inputs   restrict the pass to what reaches these tensors
@@ -111,11 +109,8 @@ class BackwardPass:
     def __init__(self, tensors, grad_tensors, *, retain_graph=False, create_graph=False, inputs=None,
                  capture=False, captured=None, pending=None):
         self.waiting: dict = {} if pending is None else pending  # node -> [gradient per output]: arrived, not yet run
-        self.retain_graph = retain_graph
-        self.create_graph = create_graph
-        self.capture = capture    # autograd.grad: gradients of `inputs` go to `captured`, not to .grad
-        self.inputs = inputs
-        self.roots = []           # the nodes of `tensors`, where the pass starts
+        self.retain_graph, self.create_graph = retain_graph, create_graph
+        self.roots = []  # the nodes of `tensors`, where the pass starts
         for t, g in zip(tensors, grad_tensors):
             e = edge(t)
             if e is None:
@@ -123,19 +118,25 @@ class BackwardPass:
             node, nr = e
             if node not in self.waiting:
                 self.roots.append(node)
-                self.waiting[node] = [None] * node.n_outputs
-            buf = self.waiting[node]
+            buf = self.waiting.setdefault(node, [None] * node.n_outputs)
             buf[nr] = g if buf[nr] is None else accumulate(buf[nr], g)
-        self.targets, self.needed = _wanted(self.roots, inputs)  # only for inputs=: see _wanted
-        if self.needed is not None:  # a root that reaches no wanted input does not run
-            for root in self.roots:
-                if root not in self.needed:
-                    self.waiting.pop(root, None)
-        self.captured = [] if captured is None else captured
-        if inputs is not None:
-            self.captured[:] = [None] * len(inputs)
-        self.heap = None   # the fast driver's order (drain)
-        self.owned = None  # the fast driver's leaves that may keep their gradient (gradient stealing)
+        self.inputs, self.capture, self.targets, self.needed, self.captured = None, False, {}, None, captured
+        if inputs is not None:  # not every leaf's .grad is wanted
+            self.restrict_to(inputs, capture)
+        self.heap = self.owned = None  # the fast driver's order and stolen gradients (drain)
+
+    def restrict_to(self, inputs, capture: bool) -> None:
+        """backward(inputs=...) and autograd.grad: only the gradients of `inputs` are wanted, added
+        into their .grad or, with `capture`, written into `captured`; what leads to none of them
+        does not run."""
+        self.inputs, self.capture = inputs, capture
+        self.targets, self.needed = _wanted(self.roots, inputs)
+        if self.captured is None:
+            self.captured = []
+        self.captured[:] = [None] * len(inputs)
+        for root in self.roots:
+            if root not in self.needed:
+                self.waiting.pop(root, None)
 
     def step(self, node, grads: list) -> tuple:
         """Run one node on the gradients of its outputs; returns (those gradients, after the hooks
@@ -147,8 +148,7 @@ class BackwardPass:
         if self.targets and self.capture_outputs(node, grads):
             return grads, (None,) * len(node.edges)  # a captured input: nothing upstream is wanted
         sent = node.fn.backward(node, *grads)  # one gradient (or None) per argument of forward
-        if sent.__class__ is not tuple:
-            sent = (sent,)
+        sent = sent if sent.__class__ is tuple else (sent,)
         if len(sent) != len(node.edges) or not node.fn.array_forward:
             sent = check_gradients(node, sent)  # built-in ops' gradients are right by construction
         self.send(node, sent, grads)
@@ -174,23 +174,29 @@ class BackwardPass:
                 self.owned.add(to)
 
     def leaf_step(self, node, g: TensorBase):
-        """AccumulateGrad: run the leaf's hooks, then add g into its .grad (or capture it for
-        autograd.grad). Returns the leaf's new .grad (the captured gradient; None for a leaf
-        that no longer exists, whose gradient nobody can read)."""
+        """AccumulateGrad: run the leaf's hooks, then add g into its .grad. Returns the leaf's new .grad
+        (None for a leaf that no longer exists, whose gradient nobody can read)."""
         leaf = node._variable()
         if leaf is None:
             return None
         owned = node in self.owned if self.owned else False
-        m = leaf._meta
-        if m is not None and m.hooks:
-            g = _call_hooks(m.hooks.values(), g)
+        if leaf._meta is not None and leaf._meta.hooks:
+            g = _call_hooks(leaf._meta.hooks.values(), g)
             owned = False  # a hook may have kept it
+        if self.inputs is not None:  # only some gradients are wanted
+            return self.leaf_target(node, leaf, g, owned)
+        accumulate_grad(leaf, g, self.create_graph, owned)
+        return leaf._grad
+
+    def leaf_target(self, node, leaf, g: TensorBase, owned: bool):
+        """A leaf's gradient when only `inputs`' are wanted: captured (autograd.grad; returned) or
+        added into .grad if the leaf is one of them."""
+        pos = self.targets.get((node, 0))
         if self.capture:
-            pos = self.targets.get((node, 0))
             if pos is not None:
                 self.captured[pos] = g
             return g
-        if self.inputs is None or (node, 0) in self.targets:
+        if pos is not None:
             accumulate_grad(leaf, g, self.create_graph, owned)
         return leaf._grad
 
@@ -254,10 +260,7 @@ class _BackwardMode:
 
 def _wanted(roots: list, inputs) -> tuple:
     """For backward(inputs=...) and autograd.grad: where each input's gradient arrives
-    ((node, output_nr) -> its position in inputs) and the nodes from which one can be reached;
-    ({}, None) when every leaf is wanted."""
-    if inputs is None:
-        return {}, None
+    ((node, output_nr) -> its position in inputs) and the nodes from which one can be reached."""
     targets = {}
     for i, t in enumerate(inputs):
         e = edge(t)
@@ -353,15 +356,11 @@ def accumulate_grad(leaf: TensorBase, g: TensorBase, create_graph: bool, owned: 
         g = cast(g, leaf._data.dtype)
     old = leaf._grad
     if old is None:
-        if create_graph or owned:
-            leaf._grad = g
-        else:  # an owned, contiguous, writable copy: g may be shared or a broadcast view
-            leaf._grad = make(g._data.copy(), leaf._device)
+        leaf._grad = g if create_graph or owned else make(g._data.copy(), leaf._device)
     elif create_graph or old._requires_grad:
         leaf._grad = add(old, g)
-    else:
-        xp = leaf._device.backend.xp
-        xp.add(old._data, g._data, out=old._data)
+    else:  # in place: .grad keeps its memory
+        leaf._device.backend.xp.add(old._data, g._data, out=old._data)
         old._bump_version()
 
 
