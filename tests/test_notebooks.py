@@ -19,7 +19,8 @@ def _load(path: Path) -> dict:
 
 
 def test_the_course_has_its_lessons_and_exercises():
-    assert [p.name[:2] for p in LESSONS] == [f"{i:02d}" for i in range(11)]
+    numbers = [p.name[:2] for p in LESSONS]
+    assert len(numbers) >= 12 and numbers == [f"{i:02d}" for i in range(len(numbers))]  # 00, 01, ... no gaps
     assert len(list((NOTEBOOKS / "exercises").glob("*.ipynb"))) >= 6
 
 
