@@ -157,6 +157,19 @@ def in_force(*targets: str | type) -> bool:
     return any(get(t).live for t in targets)
 
 
+def checked(check: Callable) -> Callable:
+    """An `adapt` for register: the learner's function, then `check(result, *args)`, which returns the
+    result (maybe normalized) or raises an error saying what is wrong with it."""
+    def adapt(fn):
+        def run(*args, **kwargs):
+            return check(fn(*args, **kwargs), *args)
+
+        run.__wrapped__ = fn
+        return run
+
+    return adapt
+
+
 @contextmanager
 def replace(target: str | type, fn: Callable) -> Iterator[Seam]:
     """Within the `with` block, in this thread, the engine runs `fn` for seam `target`."""

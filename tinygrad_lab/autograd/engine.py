@@ -22,7 +22,7 @@ from .. import seams
 from ..ops.elementwise import add
 from ..ops.promotion import cast
 from . import events
-from .function import _FREED, AccumulateGrad, check_gradients, edge
+from .function import _FREED, AccumulateGrad, check_gradients, check_result, edge
 from .grad_mode import state as _grad_state
 from .tensor_base import TensorBase, make
 
@@ -372,38 +372,22 @@ def run_backward(tensors, grad_tensors, **kwargs) -> list:
     return captured
 
 
-def _checked_order(fn):
-    """A learner's backward_order, whose result must be a list of nodes."""
-    def backward_order(roots):
-        order = fn(roots)
-        if not isinstance(order, (list, tuple)):
-            raise TypeError(f"backward_order returned {type(order).__name__}: it must return a list of nodes")
-        return order
-
-    backward_order.__wrapped__ = fn
-    return backward_order
+def _check_order(order, roots):
+    if not isinstance(order, (list, tuple)):
+        raise TypeError(f"backward_order returned {type(order).__name__}: it must return a list of nodes")
+    return order
 
 
-def _checked_accumulate(fn):
-    """A learner's accumulate, whose result must be a tensor of the gradients' shape."""
-    def accumulate(total, g):
-        out = fn(total, g)
-        if not isinstance(out, TensorBase) or out._data.shape != total._data.shape:
-            got = list(out._data.shape) if isinstance(out, TensorBase) else type(out).__name__
-            raise RuntimeError(f"accumulate returned {got} for two gradients of shape {list(total._data.shape)}: "
-                               f"it must return a tensor of that shape")
-        return out
-
-    accumulate.__wrapped__ = fn
-    return accumulate
+def _check_accumulate(out, total, g):
+    return check_result(out, total._data.shape, f"accumulate of two gradients of shape {list(total._data.shape)}")
 
 
 _here = sys.modules[__name__]
-seams.register("backward_order", _here, "backward_order", adapt=_checked_order, doc=(
+seams.register("backward_order", _here, "backward_order", adapt=seams.checked(_check_order), doc=(
     "The order the backward pass visits the graph's nodes in: backward_order(roots) -> a list of every node "
     "reachable from the root nodes (through node.next_functions), each before all of its inputs (a reverse "
     "topological order). A node runs when its turn comes, with the gradients that have reached it by then."))
-seams.register("accumulate", _here, "accumulate", adapt=_checked_accumulate, doc=(
+seams.register("accumulate", _here, "accumulate", adapt=seams.checked(_check_accumulate), doc=(
     "How two gradients for the same output of a node combine (the output fed several ops): "
     "accumulate(total, grad) -> a tensor of the same shape (the engine's: their sum). With create_graph "
     "it must be differentiable (use tensor ops)."))

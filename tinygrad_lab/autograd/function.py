@@ -344,6 +344,15 @@ def check_gradients(node, out: tuple) -> tuple:
     return out
 
 
+def check_result(out, shape: tuple, what: str) -> TensorBase:
+    """A learner's piece's result (tinygrad_lab.seams): a tensor of `shape`, or an error saying what
+    `what` returned instead."""
+    if not isinstance(out, TensorBase) or out._data.shape != tuple(shape):
+        got = list(out._data.shape) if isinstance(out, TensorBase) else type(out).__name__
+        raise RuntimeError(f"{what} returned {got}: it must return a tensor of shape {list(shape)}")
+    return out
+
+
 # ---------------------------------------------------------------- what apply needs besides
 
 class _AllFalse:

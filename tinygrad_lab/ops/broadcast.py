@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 from .. import seams
-from ..autograd.tensor_base import TensorBase
+from ..autograd.function import check_result
 from .op import Op
 from .shapes import shape_arg
 
@@ -80,21 +80,11 @@ def sum_to(x, shape: tuple):
     return x if x._data.shape == tuple(shape) else SumTo.apply(x, tuple(shape))
 
 
-def _checked_unbroadcast(fn):
-    """A learner's unbroadcast, whose result must be a tensor of the shape asked for."""
-    def sum_to(grad, shape):
-        out = fn(grad, shape)
-        if not isinstance(out, TensorBase) or out._data.shape != tuple(shape):
-            got = list(out._data.shape) if isinstance(out, TensorBase) else type(out).__name__
-            raise RuntimeError(f"unbroadcast({list(grad._data.shape)} -> {list(shape)}) returned {got}: it must "
-                               f"return a tensor of shape {list(shape)}")
-        return out
-
-    sum_to.__wrapped__ = fn
-    return sum_to
+def _check(out, grad, shape):
+    return check_result(out, shape, f"unbroadcast({list(grad._data.shape)} -> {list(shape)})")
 
 
-seams.register("unbroadcast", sys.modules[__name__], "sum_to", adapt=_checked_unbroadcast, doc=(
+seams.register("unbroadcast", sys.modules[__name__], "sum_to", adapt=seams.checked(_check), doc=(
     "Sum a gradient back to the shape of the input it was broadcast from: sum_to(grad, shape) -> a tensor "
     "of `shape` (sum over the leading dims grad has in excess, and over the dims where shape has 1 and grad "
     "has more). Every broadcasting op's backward (add, mul, matmul, where, ...) and expand's backward run it "

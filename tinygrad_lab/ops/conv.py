@@ -747,22 +747,16 @@ def im2col(x, geo):
     return cols
 
 
-def _checked_im2col(fn):
-    """A learner's im2col, whose result must be an array of the columns' shape."""
-    def im2col(x, geo):
-        cols = fn(x, geo)
-        want = (geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N)
-        if getattr(cols, "shape", None) != want:
-            got = list(cols.shape) if hasattr(cols, "shape") else type(cols).__name__
-            raise RuntimeError(f"im2col returned {got} for an input of shape {list(x.shape)}: it must return an "
-                               f"array of shape (C, kh, kw, OH, OW, N) = {list(want)}")
-        return cols
-
-    im2col.__wrapped__ = fn
-    return im2col
+def _check_im2col(cols, x, geo):
+    want = (geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N)
+    if getattr(cols, "shape", None) != want:
+        got = list(cols.shape) if hasattr(cols, "shape") else type(cols).__name__
+        raise RuntimeError(f"im2col returned {got} for an input of shape {list(x.shape)}: it must return an "
+                           f"array of shape (C, kh, kw, OH, OW, N) = {list(want)}")
+    return cols
 
 
-seams.register("im2col", sys.modules[__name__], "im2col", adapt=_checked_im2col, doc=(
+seams.register("im2col", sys.modules[__name__], "im2col", adapt=seams.checked(_check_im2col), doc=(
     "The columns a convolution multiplies by its weight: im2col(x, geo) -> an array (C, kh, kw, OH, OW, N), "
     "x an array (N, C, H, W) (conv1d's with H = 1), geo the sizes (N, C, H, W, kh, kw, stride sh/sw, "
     "dilation dh/dw, padding pt/pb/pl/pr, OH, OW; geo.device.backend.xp the array module): "

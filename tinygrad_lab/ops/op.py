@@ -28,19 +28,14 @@ class Op(Function):
         super().__init_subclass__(**kwargs)
         if cls.differentiable:
             summary = (cls.__doc__ or "").strip().split("\n")[0]
-            seams.register(f"{cls.__name__}.backward", cls, "backward", adapt=_checked, doc=(
+            seams.register(f"{cls.__name__}.backward", cls, "backward", adapt=seams.checked(_check), doc=(
                 f"{cls.__name__}'s backward: backward(ctx, *grad_outputs) -> one gradient (a tensor, or None) "
                 f"per argument of forward, each of that argument's shape. {summary}"))
 
 
-def _checked(fn):
-    """A learner's backward, with what it returns checked as a user Function's is."""
-    def backward(ctx, *grad_outputs):
-        out = fn(ctx, *grad_outputs)
-        return check_gradients(ctx, out if out.__class__ is tuple else (out,))
-
-    backward.__wrapped__ = fn
-    return backward
+def _check(out, ctx, *grad_outputs):
+    """What a learner's backward returned, checked as a user Function's is."""
+    return check_gradients(ctx, out if out.__class__ is tuple else (out,))
 
 
 def constant(ctx, arr) -> TensorBase:
