@@ -3,17 +3,12 @@ and the real engine runs it.
 
     from tinygrad_lab import seams
 
-    def my_unbroadcast(grad, shape):             # sum a broadcast gradient back to `shape`
-        while grad.dim() > len(shape):
-            grad = grad.sum(0)
-        for i, n in enumerate(shape):
-            if n == 1 and grad.shape[i] != 1:
-                grad = grad.sum(i, keepdim=True)
-        return grad
+    def my_accumulate(total, grad):              # two gradients for one output: add them
+        return total + grad
 
-    with seams.replace("unbroadcast", my_unbroadcast):
-        loss.backward()                          # every op's backward now sums gradients with it
-    seams.reference("unbroadcast")               # the engine's own, one call away
+    with seams.replace("accumulate", my_accumulate):
+        loss.backward()                          # the engine adds gradients with my_accumulate
+    seams.reference("accumulate")                # the engine's own, one call away
     seams.names()                                # every seam there is
 
 The seams (`seams.get(name).doc` says more):
@@ -28,8 +23,13 @@ The seams (`seams.get(name).doc` says more):
     "batch"              fetch_batch(dataset, indices, collate_fn) -> the DataLoader's batch
     "im2col"             im2col(x, geo) -> the columns conv multiplies by its weight
 
-`graph.compare` runs the reference and a learner's piece side by side on one graph and names the
-first node where their gradients differ.
+`tinygrad_lab.graph.compare.compare(loss, seam, fn)` runs the reference and a learner's piece side
+by side on one graph and names the first node where their gradients differ, with the numbers.
+
+What a learner's piece returns is checked as it runs (a backward's gradients as a user Function's,
+unbroadcast's and accumulate's shapes, ...), so a mistake is named where it happens, not met later
+as a NumPy error. While any replacement is in force, backward passes run the engine's step by step
+loop (`autograd.engine.backward_steps`, the one the stepper drives), not its fast driver.
 
 How it works: a seam is an attribute, a class's method or a module's function, that the engine
 calls as usual. While a replacement is in force in some thread, that attribute is a small
