@@ -163,6 +163,18 @@ def test_replace_is_undone_and_nests():
     assert broadcast.sum_to is seams.reference("unbroadcast") and not seams.in_force("unbroadcast")
 
 
+def test_inside_a_replacement_the_seam_is_the_engines_own():
+    calls = []
+
+    def wraps_the_engines(roots):  # calls backward_order by its usual name: no recursion
+        calls.append(len(roots))
+        return engine.backward_order(roots)
+
+    with seams.replace("backward_order", wraps_the_engines):
+        assert_bit_identical(backward_grads(), backward_grads(("backward_order", wraps_the_engines)))
+    assert calls == [1, 1]  # once per pass (the mlp has one root), the nested call ran the engine's
+
+
 def test_unknown_seams_and_non_functions_are_refused_clearly():
     with pytest.raises(KeyError, match="unbroadcast"):
         seams.get("unbroadcst")

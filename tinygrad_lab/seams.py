@@ -36,7 +36,9 @@ calls as usual. While a replacement is in force in some thread, that attribute i
 dispatcher that calls the replacement of the calling thread, or the reference in a thread that
 has none (replacements are per thread, like grad mode). When the last replacement ends the
 reference is put back, so a seam nobody replaces costs nothing: the engine calls the reference
-directly. Replacements nest: the innermost is in force.
+directly. Replacements nest: the innermost is in force. Inside a replacement the seam is the
+engine's own again, so a learner's function may call the engine's version by its usual name
+(`broadcast.sum_to` inside a learner's unbroadcast) without recursing into itself.
 """
 from __future__ import annotations
 
@@ -96,6 +98,7 @@ _lock = threading.Lock()        # installing and removing dispatchers
 class _Replaced(threading.local):
     def __init__(self):
         self.stacks: dict[str, list] = {}  # seam name -> this thread's replacements, innermost last
+        self.running: set = set()          # the seams whose replacement is running in this thread
 
 
 _replaced = _Replaced()
@@ -104,7 +107,13 @@ _replaced = _Replaced()
 def _dispatcher(name: str, reference: Callable) -> Callable:
     def dispatch(*args, **kwargs):
         stack = _replaced.stacks.get(name)
-        return (stack[-1] if stack else reference)(*args, **kwargs)
+        if not stack or name in _replaced.running:  # inside a replacement, the seam is the engine's own
+            return reference(*args, **kwargs)
+        _replaced.running.add(name)
+        try:
+            return stack[-1](*args, **kwargs)
+        finally:
+            _replaced.running.discard(name)
 
     dispatch.__name__ = getattr(reference, "__name__", name)
     dispatch.__doc__ = getattr(reference, "__doc__", None)
