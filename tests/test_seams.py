@@ -398,3 +398,11 @@ def test_the_dataloaders_batching():
     for got, want in zip(batches(learner_batch), reference):
         assert_bit_identical(got, want)
     assert [len(b[0]) for b in batches(wrong_batch)] == [1, 1, 1]
+
+
+def test_the_stepper_finishes_a_pass_whose_order_is_wrong():
+    x, loss = diamond()
+    with seams.replace("backward_order", lambda roots: learner_order(roots)[::-1]):  # leaves first
+        stepper = tl.graph.BackwardStepper(loss)
+        stepper.run()
+    assert stepper.done and [s.op for s in stepper.history] == ["Sum"] and x.grad is None
