@@ -406,3 +406,28 @@ def test_the_stepper_finishes_a_pass_whose_order_is_wrong():
         stepper = tl.graph.BackwardStepper(loss)
         stepper.run()
     assert stepper.done and [s.op for s in stepper.history] == ["Sum"] and x.grad is None
+
+
+def test_a_seam_nobody_replaces_costs_nothing():
+    """No seams code runs in a training step while no seam is replaced (counted as bytecodes.py counts)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "bytecodes.py"
+    spec = importlib.util.spec_from_file_location("bytecodes", path)
+    bytecodes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bytecodes)
+    model, _ = mlp()
+    opt = tl.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x, y = tl.randn(4, 3, dtype=tl.float64), tl.tensor([0, 1, 1, 0])
+
+    def step():
+        opt.zero_grad()
+        tl.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    step()
+    ops, _ = bytecodes.count(step)
+    assert not [key for key in ops if key.startswith("seams.py:")]
+    with seams.replace("backward_order", learner_order):
+        ops, _ = bytecodes.count(step)
+    assert [key for key in ops if key.startswith("seams.py:")]  # the check sees a seam that runs
