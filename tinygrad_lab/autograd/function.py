@@ -134,20 +134,23 @@ class Node:
     its Function's forward and backward receive."""
 
     def __init__(self, fn: type, device, args: tuple):
-        edges, shapes = [], []
+        edges, shapes, needs = [], [], []
         for a in args:
             if a.__class__ in tensor_types:  # isinstance(a, TensorBase)
-                edges.append(edge(a))
+                e = edge(a)
+                edges.append(e)
                 shapes.append(a._data.shape)
+                needs.append(e is not None)
             else:
                 edges.append(None)
                 shapes.append(None)
+                needs.append(False)
         self.fn = fn                            # the Function class
         self.device = device
         self.xp = device.backend.xp             # the array module forward and backward compute with
-        self.edges = edges = tuple(edges)       # per forward argument: (node, output_nr) its gradient goes to, or None
+        self.edges = tuple(edges)               # per forward argument: (node, output_nr) its gradient goes to, or None
         self.input_shapes = tuple(shapes)       # per forward argument: its shape (None for non-tensors)
-        self.needs_input_grad = tuple([e is not None for e in edges])  # per forward argument: is a gradient wanted
+        self.needs_input_grad = tuple(needs)    # per forward argument: whether a gradient is wanted
         self.id = next(_node_ids)               # creation order: larger than every input node's id
         self.scope = tuple(scope_stack.items)   # the nn.Modules running when it was recorded, outermost first
         self.n_outputs = 1
