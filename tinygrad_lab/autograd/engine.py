@@ -75,7 +75,6 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
             events.publish(step)
         yield step
         index += 1
-    walk.waiting.clear()  # gradients that came after their node ran: only a learner's wrong order leaves any
 
 
 def backward_order(roots: Sequence) -> list:
