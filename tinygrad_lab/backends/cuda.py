@@ -138,6 +138,10 @@ class CUDABackend(Backend):
         with self.xp.cuda.Device(index):
             return int(self.xp.get_default_memory_pool().used_bytes())
 
+    def memory_reserved(self, index: int) -> int:
+        with self.xp.cuda.Device(index):
+            return int(self.xp.get_default_memory_pool().total_bytes())
+
     def max_memory_allocated(self, index: int) -> int:
         return max(self._peak.get(index, 0), self.memory_allocated(index))
 

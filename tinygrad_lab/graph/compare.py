@@ -29,7 +29,8 @@ from ..autograd.engine import _graph_nodes, backward_steps
 from ..autograd.function import AccumulateGrad, edge
 from ..autograd.tensor_base import TensorBase, make
 from .capture import capture
-from .model import Graph, GraphNode, arg_name
+from .model import Graph
+from .nodes import GraphNode, arg_name
 
 _BACKWARD_SEAMS = ("unbroadcast", "backward_order", "accumulate", "im2col")
 
