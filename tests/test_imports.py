@@ -8,10 +8,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tinygrad_lab"
 
-# The widgets branch (issue 18) untangles graph/model.py, render.py and summarise.py; until it lands
-# this one cycle is allowed, and no other.
-KNOWN = [["tinygrad_lab.graph.model", "tinygrad_lab.graph.render", "tinygrad_lab.graph.summarise"]]
-
 
 def modules(root: Path) -> dict[str, tuple[Path, bool]]:
     """Dotted module name -> (file, whether it is a package's __init__)."""
@@ -84,8 +80,7 @@ def cycles(root: Path) -> list[list[str]]:
 
 
 def test_the_package_has_no_import_cycles():
-    found = cycles(PACKAGE)
-    assert found in ([], KNOWN), f"import cycles: {found}"
+    assert cycles(PACKAGE) == []
 
 
 def test_cycles_through_imports_inside_functions_are_found(tmp_path):

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
-from .broadcast import SumTo  # noqa: F401 (rd.SumTo: the unbroadcast of gradients, a reduction too)
+from .broadcast import SumTo, sum_to  # noqa: F401 (rd.SumTo, rd.sum_to: the unbroadcast of gradients)
 from .op import Op
 from .shapes import normalize_dim, normalize_dims
 
