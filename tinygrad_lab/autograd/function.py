@@ -99,7 +99,7 @@ def _wrap(cls, out, ctx, args, device):
     forward saved is stored with the versions in-place changes are checked against."""
     if out.__class__ is tuple:
         return _wrap_several(cls, out, ctx, args, device)
-    if isinstance(out, TensorBase):  # a user Function's output (or a transfer's), taken out of its graph
+    if out.__class__ in tensor_types:  # a user Function's output (or a transfer's), taken out of its graph
         out, device = out._data, out._device
     t = make_view(out, device, args[0]) if cls.is_view else make(out, device)  # a view shares args[0]'s versions
     if ctx.__class__ is Node:
