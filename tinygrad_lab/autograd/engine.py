@@ -234,7 +234,9 @@ class BackwardPass:
           when a node comes off the heap, every node that can send it a gradient has run.
         - Grad mode is set once, no BackwardStep is built.
         - Gradient stealing (`_stealable`): a leaf may keep a fresh gradient array as its .grad
-          without a copy, as PyTorch's AccumulateGrad does (1M-element chain: 14.4 -> 11.5 ms)."""
+          without a copy, as PyTorch's AccumulateGrad does.
+        Measured on (a*b + c).relu().sum(): the backward of 4 elements 29.4 -> 22.2 us (this driver
+        instead of the loop); forward and backward of 1M elements 8.1 -> 7.6 ms (stealing)."""
         heap = self.heap = [(-n.id, n) for n in self.waiting]
         heapify(heap)
         if not self.create_graph:  # a gradient that is part of a graph is never kept as .grad
