@@ -7,7 +7,7 @@ mixing errors, Module.to, optimizer state placement, save/load with
 map_location) and every op are exercised off the CPU device in CI.
 
 Like the CUDA backend, it takes the base `Backend`'s helpers (broadcast_to, sum,
-amax, matrix_transpose), not the CPU backend's fast paths: those defaults are the
+amax, matrix_transpose, zero, masked), not the CPU backend's fast paths: those defaults are the
 code CuPy runs, and CI has no GPU to run them otherwise.
 """
 from __future__ import annotations
@@ -30,6 +30,8 @@ class StandInBackend(CPUBackend):
     sum = Backend.sum
     amax = Backend.amax
     matrix_transpose = Backend.matrix_transpose
+    zero = Backend.zero
+    masked = Backend.masked
 
     def check(self, index):
         if index not in (None, 0, 1):

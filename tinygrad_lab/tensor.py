@@ -24,6 +24,7 @@ from .ops import linalg as la
 from .ops import movement as mv
 from .ops import transfer
 from .ops import reduce as rd
+from .ops import shapes
 
 
 def parse_to(*args, **kwargs) -> tuple:
@@ -60,9 +61,6 @@ class Tensor(TensorBase):
     """A multi-dimensional array on a device that records the ops applied to it
     (when it requires grad) so that `backward()` can compute gradients."""
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("create tensors with tinygrad_lab.tensor(data), zeros(...), from_numpy(...) and friends")
-
     # ------------------------------------------------------------ attributes
     ndim = property(lambda self: self._data.ndim)
     T = property(mv.T)
@@ -71,7 +69,7 @@ class Tensor(TensorBase):
     is_cuda = property(lambda self: self._device.type == "cuda")
 
     def size(self, dim: int | None = None):
-        return Size(self._data.shape) if dim is None else self._data.shape[rd.normalize_dim(dim, self._data.ndim, "size")]
+        return Size(self._data.shape) if dim is None else self._data.shape[shapes.normalize_dim(dim, self._data.ndim, "size")]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -417,8 +415,8 @@ class Tensor(TensorBase):
     def relu_(self): return ip.inplace(self, "relu_", ew.relu)  # noqa: E704
     def exp_(self): return ip.inplace(self, "exp_", ew.exp)  # noqa: E704
     def masked_fill_(self, mask, value): return ip.inplace(self, "masked_fill_", lambda x: ew.where(mask, value, x))  # noqa: E704
-    def fill_(self, value): return ip.inplace(self, "fill_", ew.fill, value)  # noqa: E704
-    def zero_(self): return ip.inplace(self, "zero_", ew.fill, 0)  # noqa: E704
+    def fill_(self, value): return ip.inplace(self, "fill_", transfer.fill, value)  # noqa: E704
+    def zero_(self): return ip.inplace(self, "zero_", transfer.fill, 0)  # noqa: E704
     def copy_(self, src): return ip.inplace(self, "copy_", transfer.copy_from, src)  # noqa: E704
     normal_ = creation.normal_
     uniform_ = creation.uniform_

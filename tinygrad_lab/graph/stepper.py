@@ -107,7 +107,10 @@ class BackwardStepper:
             return None
         if self._gen is None:
             self._gen = backward_steps([self.loss], [self._seed], retain_graph=True, pending=self._pending)
-        raw = next(self._gen)
+        raw = next(self._gen, None)
+        if raw is None:  # the pass ended with gradients left waiting: a learner's order (seams) ran nodes too early
+            self._pending.clear()
+            return None
         step = Step(raw.index, self.graph.observe_step(raw), raw, self.graph)
         self.history.append(step)
         return step

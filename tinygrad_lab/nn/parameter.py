@@ -16,7 +16,7 @@ class Parameter(Tensor):
         if not isinstance(data, TensorBase):
             raise TypeError(f"Parameter expects a Tensor, got {type(data).__name__}")
         p = object.__new__(cls)
-        p._data, p._device = data._data, data._device
+        TensorBase.__init__(p, data._data, data._device)
         p.requires_grad = requires_grad  # validates: only floating point tensors can require grad
         return p
 

@@ -147,11 +147,12 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        call_stack.append(self)
+        scopes = call_stack.items  # this thread's stack (the list itself: no method call per push)
+        scopes.append(self)
         try:
             out = self.forward(*args, **kwargs)
         finally:
-            call_stack.pop()
+            scopes.pop()
         if hooks:
             for hook in list(hooks.values()):
                 result = hook(self, args, out)
