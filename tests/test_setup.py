@@ -2,6 +2,7 @@
 learner needs and nothing else; `make test` adds the test tools, the PyTorch oracle and Chromium."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,7 +17,10 @@ def _dry_run(tmp_path: Path, target: str) -> str:
         pytest.skip("make is not installed")
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path / name)
-    run = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    # Run from inside `make test` the child would inherit the parent's flags and print
+    # "Entering directory" lines; a clean environment makes it the dry run a learner's shell sees.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    run = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
