@@ -90,8 +90,8 @@ class CUDABackend(Backend):
             raise RuntimeError(f"CUDA is not available: {reason}. Use device='cpu', or test "
                                f"tinygrad_lab.cuda.is_available() before asking for 'cuda'.")
         if index is not None and not 0 <= index < self.device_count:
-            raise RuntimeError(f"CUDA error: invalid device ordinal: cuda:{index} asked for, but this machine has "
-                               f"{self.device_count} GPU(s) (cuda:0 to cuda:{self.device_count - 1})")
+            raise RuntimeError(f"CUDA error: invalid device ordinal: {self.name}:{index} asked for, but this machine "
+                               f"has {self.device_count} GPU(s) ({self.name}:0 to {self.name}:{self.device_count - 1})")
 
     # ---- the array interface ----
     def asarray(self, obj, dtype=None, index: int = 0):
@@ -109,12 +109,10 @@ class CUDABackend(Backend):
             return _CuPyGenerator(self.xp.random.RandomState(seed))
 
     def erf(self, arr):
-        from cupyx.scipy.special import erf
-        return erf(arr)
+        return self._importer("cupyx.scipy.special").erf(arr)
 
     def index_add(self, target, key, values) -> None:
-        import cupyx
-        cupyx.scatter_add(target, key, values)
+        self._importer("cupyx").scatter_add(target, key, values)
 
     # ---- memory (CuPy's pool), for tinygrad_lab.cuda ----
     def _track_peak_memory(self) -> None:
