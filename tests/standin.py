@@ -17,12 +17,18 @@ from tinygrad_lab.backends.cuda import CUDABackend
 
 from . import fake_cupy
 
+counters = fake_cupy.counters
+
 
 class StandInBackend(CUDABackend):
     name = "standin"
 
     def __init__(self):
         super().__init__(fake_cupy.importer)
+
+    def counters(self) -> dict:
+        """Launches, syncs and uploads so far (the stand-in's CuPy counts them; real CuPy cannot)."""
+        return counters.snapshot()
 
 
 register_backend(StandInBackend())

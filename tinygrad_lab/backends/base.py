@@ -58,6 +58,11 @@ class Backend:
         """target[key] += values, accumulating repeated indices (np.add.at)."""
         raise NotImplementedError
 
+    def counters(self) -> dict | None:
+        """The device work done so far, where the backend can count it: {'launches': kernel launches,
+        'syncs': device->host reads, 'uploads': host->device copies}. None here (nothing is counted)."""
+        return None
+
     def matrix_transpose(self, arr: Any, out: Any = None) -> Any:
         """The transpose of 2-D array arr as a C-contiguous array: a new one, or written into `out`
         (C-contiguous, shape arr.shape[::-1]). Convolution's layout changes use it."""

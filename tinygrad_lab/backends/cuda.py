@@ -73,6 +73,7 @@ class CUDABackend(Backend):
         self.device_count = 0
         self.unavailable_reason: str | None = None
         self._peak: dict[int, int] = {}
+        self._tracking = False
 
     def status(self) -> tuple[bool, str | None]:
         """(usable, reason if not); probes CUDA on the first call only."""
@@ -81,7 +82,6 @@ class CUDABackend(Backend):
             cupy, self.device_count, self.unavailable_reason = probe(self._importer)
             if cupy is not None:
                 self.xp = cupy
-                self._track_peak_memory()
         return self.unavailable_reason is None, self.unavailable_reason
 
     def check(self, index: int | None) -> None:
@@ -115,10 +115,17 @@ class CUDABackend(Backend):
         self._importer("cupyx").scatter_add(target, key, values)
 
     # ---- memory (CuPy's pool), for tinygrad_lab.cuda ----
-    def _track_peak_memory(self) -> None:
-        """Route allocations through the default pool, noting the peak of used bytes per device
-        (CuPy's pool keeps the current figure only; max_memory_allocated needs the peak)."""
+    def track_peak_memory(self, on: bool = True) -> None:
+        """Note the peak of used bytes per device from now on (on=False: stop). CuPy's pool keeps the
+        current figure only, so the peak needs a Python allocator that runs on every allocation: it is
+        installed only while someone wants peaks (reset_peak_memory_stats starts it), not for every program."""
         cupy = self.xp
+        if not on:
+            cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
+            self._tracking = False
+            return
+        if self._tracking:
+            return
         pool = cupy.get_default_memory_pool()
         peak = self._peak
 
@@ -131,15 +138,19 @@ class CUDABackend(Backend):
             return mem
 
         cupy.cuda.set_allocator(malloc)
+        self._tracking = True
 
     def memory_allocated(self, index: int) -> int:
         with self.xp.cuda.Device(index):
             return int(self.xp.get_default_memory_pool().used_bytes())
 
     def max_memory_allocated(self, index: int) -> int:
+        """The peak since reset_peak_memory_stats (tracking starts there, or here on the first call)."""
+        self.track_peak_memory()
         return max(self._peak.get(index, 0), self.memory_allocated(index))
 
     def reset_peak_memory_stats(self, index: int) -> None:
+        self.track_peak_memory()
         self._peak[index] = self.memory_allocated(index)
 
     def empty_cache(self) -> None:
