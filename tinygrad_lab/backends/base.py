@@ -63,6 +63,12 @@ class Backend:
         'syncs': device->host reads, 'uploads': host->device copies}. None here (nothing is counted)."""
         return None
 
+    def elementwise_kernel(self, in_params: str, out_params: str, operation: str, name: str, index: int = 0):
+        """A compiled elementwise kernel of the C statements `operation` over the named parameters (CuPy's
+        ElementwiseKernel), called with input arrays and returning the output; None where the backend
+        compiles none (the jit then runs a fused chain as ufuncs writing into reused buffers)."""
+        return None
+
     def matrix_transpose(self, arr: Any, out: Any = None) -> Any:
         """The transpose of 2-D array arr as a C-contiguous array: a new one, or written into `out`
         (C-contiguous, shape arr.shape[::-1]). Convolution's layout changes use it."""

@@ -114,6 +114,10 @@ class CUDABackend(Backend):
     def index_add(self, target, key, values) -> None:
         self._importer("cupyx").scatter_add(target, key, values)
 
+    def elementwise_kernel(self, in_params, out_params, operation, name, index=0):
+        with self.xp.cuda.Device(index):
+            return self.xp.ElementwiseKernel(in_params, out_params, operation, name=name)
+
     # ---- memory (CuPy's pool), for tinygrad_lab.cuda ----
     def track_peak_memory(self, on: bool = True) -> None:
         """Note the peak of used bytes per device from now on (on=False: stop). CuPy's pool keeps the
