@@ -18,8 +18,7 @@ def chain(a, b, c):
 
 
 @pytest.mark.parametrize("dtype", [tl.float32, tl.float64])
-def test_a_fused_kernel_rounds_as_the_eager_ops(device, dtype, request):
-    xfail_off_cpu(request, device, "jit/fusion: nvcc fuses a*b+c into one multiply-add by default (--fmad=true): one rounding, not eager's two")
+def test_a_fused_kernel_rounds_as_the_eager_ops(device, dtype):
     rng = np.random.default_rng(0)
     xs = [tl.tensor(rng.standard_normal(4096), dtype=dtype, device=device) for _ in range(3)]
     traced = jit.trace(chain, xs)

@@ -11,7 +11,6 @@ import tinygrad_lab as tl
 from tinygrad_lab import jit
 from tinygrad_lab.jit import fusion
 
-from .._devices import xfail_off_cpu
 from ._models import as_tuple, assert_same, host
 
 
@@ -25,8 +24,7 @@ def every_kernel(a, b):
 
 
 @pytest.mark.parametrize("dtype", [tl.float32, tl.float64])
-def test_fused_agrees_with_unfused_and_eager(dtype, device, request):
-    xfail_off_cpu(request, device, "jit/fusion: nvcc fuses a*b+c into one multiply-add by default (--fmad=true): one rounding, not eager's two")
+def test_fused_agrees_with_unfused_and_eager(dtype, device):
     rng = np.random.default_rng(0)
     a, b = (tl.tensor(rng.standard_normal((5, 4)) * 3, dtype=dtype, device=device) for _ in range(2))
     fused, unfused = jit.trace(every_kernel, (a, b)), jit.trace(every_kernel, (a, b), fuse=False)

@@ -11,7 +11,6 @@ import tinygrad_lab as tl
 from tinygrad_lab import jit, nn
 from tinygrad_lab.autograd import Function, events
 
-from .._devices import xfail_off_cpu
 from ._models import F, as_tuple, assert_same, host, models
 
 
@@ -30,9 +29,7 @@ def _build(name: str, device: str):
 
 @pytest.mark.parametrize("name", sorted(models()))
 @pytest.mark.parametrize("fuse", [True, False], ids=["fused", "unfused"])
-def test_outputs_match_eager_without_grad(name, fuse, device, request):
-    if fuse and name in ("gru_cell", "lstm_cell", "lstm_layers"):
-        xfail_off_cpu(request, device, "jit/fusion: nvcc fuses a*b+c into one multiply-add by default (--fmad=true): one rounding, not eager's two")
+def test_outputs_match_eager_without_grad(name, fuse, device):
     model, x = _build(name, device)
     traced = jit.trace(model, x, fuse=fuse)
     x2 = tl.randn(*x.shape, device=device)

@@ -115,8 +115,10 @@ class CUDABackend(Backend):
         self._importer("cupyx").scatter_add(target, key, values)
 
     def elementwise_kernel(self, in_params, out_params, operation, name, index=0):
+        # --fmad=false: by default nvcc contracts a*b+c into one fused multiply-add, rounded once, where
+        # the eager ops (one kernel each) round twice; a fused chain then differs from eager in the last bit
         with self.xp.cuda.Device(index):
-            return self.xp.ElementwiseKernel(in_params, out_params, operation, name=name)
+            return self.xp.ElementwiseKernel(in_params, out_params, operation, name=name, options=("--fmad=false",))
 
     # ---- memory (CuPy's pool), for tinygrad_lab.cuda ----
     def track_peak_memory(self, on: bool = True) -> None:

@@ -25,7 +25,9 @@ outside can keep a reference to memory that the next call overwrites.
 The fused forms compute the same formulas as the ops' forwards with the same ufuncs, so on the
 CPU they agree with the unfused replay bit for bit (except Pow with an exponent that NumPy's `**`
 operator special-cases, such as `x ** 0.5`, computed as a square root where `np.power` computes
-a power: a rounding apart); on the GPU to rounding, since its math library differs.
+a power: a rounding apart). On a GPU the generated kernel evaluates the same formulas with CUDA's
+math library, as CuPy's eager kernels do, and is compiled without contracting a*b+c into a fused
+multiply-add (--fmad=false, in the CUDA backend), so each product and sum rounds as it does eagerly.
 """
 from __future__ import annotations
 
