@@ -88,8 +88,7 @@ def test_a_masked_backward_is_one_kernel(request):
     np.testing.assert_array_equal(out.cpu().numpy(), np.where(mask.cpu().numpy(), g.cpu().numpy(), 0))
 
 
-def test_dropout_draws_float32(monkeypatch, request):
-    xfail(request, "nn/functional.py dropout draws float64 randoms (twice the memory and time of float32)")
+def test_dropout_draws_float32(monkeypatch):
     drawn = []
     real = fake_cupy.RandomState.random_sample
 

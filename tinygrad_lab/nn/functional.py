@@ -194,8 +194,10 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if p == 1.0:
         mask = xp.zeros(input._data.shape, dtype=dt)
     else:
-        keep = _random.generator(dev).random(input._data.shape) >= p
-        mask = (keep * (1.0 / (1.0 - p))).astype(dt, copy=False)
+        # float32 draws: half the memory and time of float64 on a GPU; the mask is cast once, scaled in place
+        keep = _random.generator(dev).random(input._data.shape, dtype=np.float32) >= p
+        mask = keep.astype(dt)
+        mask *= 1.0 / (1.0 - p)
     mask_t = make(mask, dev)
     if inplace:
         return ip.inplace(input, "dropout_", ew.mul, mask_t)
