@@ -20,7 +20,7 @@ PYTEST_ARGS ?= -p xdist -n auto --dist loadfile
 # Extra JupyterLab arguments, e.g. `make lab LAB_ARGS="--no-browser --port 8899"`.
 LAB_ARGS    ?=
 
-.PHONY: setup setup-lab test lab notebooks clean system-deps
+.PHONY: setup setup-lab test lab notebooks clean system-deps gpu-check
 
 setup: $(TEST_STAMP)
 setup-lab: $(LAB_STAMP)
@@ -49,9 +49,10 @@ $(TEST_STAMP): pyproject.toml $(LAB_STAMP)
 	@echo "==> setup complete"
 
 # System programs, as "command:apt-package" pairs. The course needs Graphviz `dot` (the pip
-# `graphviz` package only wraps it); the tests also drive Chromium (playwright never downloads a
-# browser here).
-LAB_SYSTEM_DEPS  := dot:graphviz
+# `graphviz` package only wraps it) and OpenMPI's `mpirun` with its library, which the mpi4py wheel
+# loads at run time (tinygrad_lab.distributed, lesson 13; no compiler is needed, so installing the
+# pip packages first is fine); the tests also drive Chromium (playwright never downloads a browser here).
+LAB_SYSTEM_DEPS  := dot:graphviz mpirun:openmpi-bin
 TEST_SYSTEM_DEPS := $(LAB_SYSTEM_DEPS) chromium:chromium
 
 # Installs whatever of $(DEPS) is missing with apt-get when it can (root, or passwordless sudo);
@@ -80,12 +81,14 @@ system-deps:
 	  if ! command -v $$cmd >/dev/null 2>&1; then \
 	    echo "!! $$pkg ('$$cmd') is missing and could not be installed automatically."; \
 	    echo "!! Install the '$$pkg' package with your system's package manager (e.g. sudo apt-get install $$pkg)."; \
-	    echo "!! Without it: graphviz -> graphs are not drawn; chromium -> the browser tests are skipped."; \
+	    echo "!! Without it: graphviz -> graphs are not drawn; chromium -> the browser tests are skipped;"; \
+	    echo "!!   openmpi-bin -> tinygrad_lab.distributed cannot start and its tests are skipped."; \
 	  fi; \
 	done
 
+# The virtualenv's programs first on PATH, as activating it would (lessons start `tensorboard`).
 test: $(TEST_STAMP)
-	$(VPY) -m pytest $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pytest $(PYTEST_ARGS)
 
 lab: $(LAB_STAMP)
 	$(VENV)/bin/tinygrad-lab lab $(LAB_ARGS)
@@ -95,6 +98,13 @@ notebooks: $(TEST_STAMP)
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=300 \
 	  notebooks/*.ipynb notebooks/exercises/*.ipynb
 	$(VENV)/bin/nbstripout --keep-output --keep-count notebooks/*.ipynb notebooks/exercises/*.ipynb
+
+# Everything that needs a real NVIDIA GPU (CUDA tests, GPU benchmark, lesson 06), results in $(OUT).
+# Not tied to `setup`: it runs with the python3 of a GPU machine that has CuPy, PyTorch, NumPy and
+# pytest but no virtualenv and no network (README: "Checking a real GPU").
+OUT ?= gpu-check
+gpu-check:
+	$(PYTHON) -m tinygrad_lab.gpu_check $(OUT)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info

@@ -3,6 +3,7 @@ builds the right JupyterLab command, unknown options are refused."""
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import subprocess
 import sys
 
@@ -110,9 +111,18 @@ def test_lab_command(monkeypatch, tmp_path):
 def test_lab_passes_jupyter_options_through(monkeypatch, tmp_path):
     pytest.importorskip("jupyterlab")
     calls = []
-    monkeypatch.setattr(lab.subprocess, "call", lambda cmd: calls.append(cmd) or 0)
+    monkeypatch.setattr(lab.subprocess, "call", lambda cmd, env: calls.append((cmd, env)) or 0)
     assert cli.main(["lab", "--notebooks", str(tmp_path), "--no-browser", "--port", "8899"]) == 0
-    assert calls[0][2:4] == ["jupyterlab", str(tmp_path)] and calls[0][-3:] == ["--no-browser", "--port", "8899"]
+    cmd, env = calls[0]
+    assert cmd[2:4] == ["jupyterlab", str(tmp_path)] and cmd[-3:] == ["--no-browser", "--port", "8899"]
+    assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)
+
+
+def test_lab_puts_the_environments_programs_first_on_path():
+    scripts = os.path.dirname(sys.executable)
+    env = lab.lab_environment({"PATH": os.pathsep.join(["/usr/bin", scripts, "/bin"]), "HOME": "/h"})
+    assert env == {"PATH": os.pathsep.join([scripts, "/usr/bin", "/bin"]), "HOME": "/h"}  # once, first
+    assert lab.lab_environment({})["PATH"] == scripts  # no PATH at all
 
 
 def test_doctor_blas_line(monkeypatch):

@@ -311,8 +311,12 @@ def test_cuda_module_without_a_gpu():
     tl.cuda.manual_seed(1)  # ignored, as in PyTorch
     tl.cuda.manual_seed_all(1)
     tl.cuda.empty_cache()
-    for needs_gpu in (tl.cuda.synchronize, tl.cuda.memory_allocated, tl.cuda.max_memory_allocated,
-                      tl.cuda.get_device_name, tl.cuda.current_device):
+    # the memory figures are 0, as PyTorch reports them without a GPU
+    assert tl.cuda.memory_allocated() == tl.cuda.max_memory_allocated() == tl.cuda.memory_reserved() == 0
+    with tl.cuda.device(None):
+        pass
+    for needs_gpu in (tl.cuda.synchronize, tl.cuda.get_device_name, tl.cuda.current_device,
+                      lambda: tl.cuda.device(0)):
         with pytest.raises(RuntimeError, match="CUDA is not available: "):
             needs_gpu()
     for make in (lambda: tl.zeros(2, device="cuda"), lambda: tl.ones(2).cuda(), lambda: tl.ones(2).to("cuda:0"),
@@ -332,10 +336,17 @@ def test_cuda_module_with_a_gpu():
     base = tl.cuda.memory_allocated()
     x = tl.zeros(1024, 1024, device="cuda")  # 4 MiB
     assert tl.cuda.memory_allocated() >= base + 4 * 2**20
+    assert tl.cuda.memory_reserved() >= tl.cuda.memory_allocated()
     peak = tl.cuda.max_memory_allocated()
     del x
     tl.cuda.synchronize()
     assert tl.cuda.memory_allocated() < peak and tl.cuda.max_memory_allocated() == peak
+    reserved = tl.cuda.memory_reserved()
+    tl.cuda.empty_cache()  # the freed 4 MiB block goes back to the driver; nothing live changes
+    assert tl.cuda.memory_reserved() <= reserved - 4 * 2**20 and tl.cuda.memory_allocated() < peak
+    with tl.cuda.device(tl.cuda.device_count() - 1):
+        assert tl.cuda.current_device() == tl.cuda.device_count() - 1
+    assert tl.cuda.current_device() == 0
     tl.cuda.manual_seed(5)
     a = host(tl.rand(3, device="cuda"))
     tl.cuda.manual_seed(5)

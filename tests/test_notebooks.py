@@ -18,8 +18,15 @@ def _load(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# lesson 11 is added on another branch; the lead drops this when the branches are merged
+NOT_YET_MERGED = {11}
+
+
 def test_the_course_has_its_lessons_and_exercises():
-    assert [p.name[:2] for p in LESSONS] == [f"{i:02d}" for i in range(11)]
+    numbers = [int(p.name[:2]) for p in LESSONS]
+    assert len(numbers) >= 11, "lessons are missing"
+    expected = [n for n in range(max(numbers) + 1) if n not in NOT_YET_MERGED or n in numbers]
+    assert numbers == expected, f"lessons must be numbered consecutively from 00, got {numbers}"
     assert len(list((NOTEBOOKS / "exercises").glob("*.ipynb"))) >= 6
 
 

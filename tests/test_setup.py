@@ -31,7 +31,7 @@ def test_make_lab_installs_the_course_and_nothing_else(tmp_path):
     assert "-m venv .venv" in out
     assert _installs(out) == [".venv/bin/python -m pip install -q --upgrade pip",
                               ".venv/bin/python -m pip install -q -e '.[lab]'",
-                              'make --no-print-directory system-deps DEPS="dot:graphviz"']
+                              'make --no-print-directory system-deps DEPS="dot:graphviz mpirun:openmpi-bin"']
     assert out.rstrip().endswith(".venv/bin/tinygrad-lab lab")
 
 
@@ -39,4 +39,4 @@ def test_make_test_adds_the_test_tools_the_oracle_and_the_browser(tmp_path):
     out = _dry_run(tmp_path, "test")
     assert out.index("'.[lab]'") < out.index("'.[test,lab,bench]'") < out.index("'.[oracle]'")
     assert "chromium:chromium" in out and "dot:graphviz" in out
-    assert out.rstrip().endswith(".venv/bin/python -m pytest -p xdist -n auto --dist loadfile")
+    assert out.rstrip().endswith("/.venv/bin:$PATH\" .venv/bin/python -m pytest -p xdist -n auto --dist loadfile")

@@ -28,6 +28,8 @@ from .serialization import load, save
 from . import cuda
 from . import datasets, nn, optim, utils  # noqa: E402  (after the core: they build on it)
 from . import graph, jit  # noqa: E402  (read the engine and nn)
+from . import multiprocessing  # noqa: E402  (tensors cross processes through shared memory, as in PyTorch)
+from . import distributed  # noqa: E402  (MPI is loaded only by init_process_group)
 
 __version__ = "0.1.0"
 

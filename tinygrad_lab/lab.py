@@ -20,6 +20,16 @@ def lab_command(folder: Path, extra: list[str]) -> list[str]:
     return cmd + extra
 
 
+def lab_environment(environ=None) -> dict:
+    """The environment JupyterLab runs in: this Python's scripts folder first on PATH, as an activated
+    virtualenv has it, so programs a lesson starts (`%tensorboard`, `!pip`) are the ones installed
+    beside the package, not whatever else the PATH holds."""
+    env = dict(os.environ if environ is None else environ)
+    scripts = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join([scripts] + [p for p in env.get("PATH", "").split(os.pathsep) if p and p != scripts])
+    return env
+
+
 PASSTHROUGH = True  # other options go to JupyterLab, e.g. --no-browser --port 8899
 
 
@@ -36,4 +46,4 @@ def run(args) -> int:
         print("JupyterLab is not installed: pip install 'tinygrad-lab[lab]' (or `make lab` in a checkout)",
               file=sys.stderr)
         return 1
-    return subprocess.call(lab_command(folder, args.passthrough))
+    return subprocess.call(lab_command(folder, args.passthrough), env=lab_environment())

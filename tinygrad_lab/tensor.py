@@ -13,6 +13,7 @@ from ._format import format_tensor
 from .autograd import api as _api
 from .autograd.function import RemovableHandle
 from .autograd.tensor_base import Size, TensorBase, make, make_view, meta, set_tensor_class
+from .backends import shared_memory
 from .ops import activation as act
 from .ops import elementwise as ew
 from .ops import indexing as ix
@@ -224,6 +225,25 @@ class Tensor(TensorBase):
 
     def clone(self) -> "Tensor":
         return ew.Clone.apply(self)
+
+    # ------------------------------------------------------------ sharing between processes
+    def share_memory_(self) -> "Tensor":
+        """Move this tensor's data into memory other processes can map (a no-op when it is already
+        there, and on CUDA). Deviation: PyTorch moves the whole storage, with every view of it; here
+        only this tensor's array moves, and a view stops sharing memory with its base."""
+        if self._device.type == "cuda" or shared_memory.is_shared(self._data):
+            return self
+        if self._device.type != "cpu":
+            raise RuntimeError(f"share_memory_(): tensors on {self._device} cannot be shared between processes "
+                               f"(cpu and cuda tensors can)")
+        self._data = shared_memory.copy_to_shared(self._data)
+        if self._base is not None:
+            self._base, self._vc = None, [self._version]
+        return self
+
+    def is_shared(self) -> bool:
+        """Whether this tensor's data lies in memory other processes can map (CUDA tensors always do)."""
+        return self._device.type == "cuda" or shared_memory.is_shared(self._data)
 
     # ------------------------------------------------------------ arithmetic
     __add__ = add = ew.add

@@ -238,12 +238,16 @@ def test_argument_errors_like_torch(torch, kwargs, match):
         torch_data(torch).DataLoader(list(range(4)), **kwargs)
 
 
-def test_num_workers_must_be_zero():
+def test_worker_options_are_checked():
     DataLoader([1, 2], num_workers=0)
-    with pytest.raises(ValueError, match=r"num_workers=2.*no worker processes.*num_workers=0"):
-        DataLoader([1, 2], num_workers=2)
     with pytest.raises(ValueError, match="non-negative"):
         DataLoader([1, 2], num_workers=-1)
+    with pytest.raises(ValueError, match="prefetch_factor option could only be specified in multiprocessing"):
+        DataLoader([1, 2], prefetch_factor=2)
+    with pytest.raises(ValueError, match="multiprocessing_context can only be used with multi-process loading"):
+        DataLoader([1, 2], multiprocessing_context="fork")
+    with pytest.raises(ValueError, match="valid start method"):
+        DataLoader([1, 2], num_workers=1, multiprocessing_context="teleport")
 
 
 def test_pin_memory_is_accepted():

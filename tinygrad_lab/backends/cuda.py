@@ -150,6 +150,10 @@ class CUDABackend(Backend):
         with self.xp.cuda.Device(index):
             return int(self.xp.get_default_memory_pool().used_bytes())
 
+    def memory_reserved(self, index: int) -> int:
+        with self.xp.cuda.Device(index):
+            return int(self.xp.get_default_memory_pool().total_bytes())
+
     def max_memory_allocated(self, index: int) -> int:
         """The peak since reset_peak_memory_stats (tracking starts there, or here on the first call)."""
         self.track_peak_memory()

@@ -287,6 +287,17 @@ class Module:
     def cpu(self) -> "Module":
         return self.to("cpu")
 
+    def share_memory(self) -> "Module":
+        """Move every parameter (and its gradient) and buffer into shared memory, in place, so that
+        processes started afterwards train the same weights (Hogwild; see tinygrad_lab.multiprocessing)."""
+        for m in self.modules():
+            for t in [*m._parameters.values(), *m._buffers.values()]:
+                if t is not None:
+                    t.share_memory_()
+                    if t.grad is not None:
+                        t.grad.share_memory_()
+        return self
+
     def cuda(self, device=None) -> "Module":
         return self.to("cuda" if device is None else device)
 

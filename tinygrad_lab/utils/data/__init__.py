@@ -6,15 +6,16 @@
     for xb, yb in loader: ...
 
 Randomness (shuffle, RandomSampler, random_split) comes from `generator=` when
-given, else from tinygrad_lab's global seed (`tl.manual_seed`). Everything runs
-in the main process: `num_workers` must be 0.
+given, else from tinygrad_lab's global seed (`tl.manual_seed`). With `num_workers=N`,
+N worker processes make the batches (the same batches, in the same order).
 """
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .generator import Generator
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler
+from .worker import WorkerInfo, get_worker_info
 
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "Generator", "IterableDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
-           "WeightedRandomSampler", "default_collate", "default_convert", "random_split"]
+           "WeightedRandomSampler", "WorkerInfo", "default_collate", "default_convert", "get_worker_info", "random_split"]
