@@ -5,7 +5,7 @@ below that an array module lacks. A backend knows nothing of autograd.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 
 class Backend:
@@ -57,6 +57,53 @@ class Backend:
     def index_add(self, target: Any, key: Any, values: Any) -> None:
         """target[key] += values, accumulating repeated indices (np.add.at)."""
         raise NotImplementedError
+
+    # ---- what a GPU does differently: checks without a sync, and answers that do not depend on the device
+    def raise_if(self, bad: Any, error: Callable[[], Exception], index: int = 0) -> None:
+        """Raise error() if `bad`, a 0-d boolean array of this backend, is true: here at once. A GPU
+        backend reads it at its next sync instead, so that a check does not stall the device (the
+        error surfaces there, as a failed device-side assert does in PyTorch)."""
+        if bad:
+            raise error()
+
+    def check_indices(self, idx: Any, size: int, dim: int, index: int = 0) -> None:
+        """PyTorch's IndexError (raise_if) where integer index array `idx` for a dim of `size` holds a value
+        outside [-size, size): CuPy's indexing wraps such an index around, and reads the wrong element."""
+        if not idx.size:
+            return
+        lo, hi = idx.min(), idx.max()
+        self.raise_if((lo < -size) | (hi >= size), lambda: IndexError(
+            f"index {int(lo) if int(lo) < -size else int(hi)} is out of bounds for dimension {dim} with size {size}"),
+            index)
+
+    def index_put(self, target: Any, key: Any, values: Any) -> None:
+        """target[key] = values where repeated positions keep the last value, as NumPy's assignment does.
+        CuPy leaves the winner undefined (its threads race), so here each position's last occurrence
+        is found first (the largest occurrence number, scattered with maximum.at) and every occurrence
+        writes that value. Costs a position table of target's size (int64)."""
+        if not getattr(values, "ndim", 0):  # one value for all: repeats write the same number
+            target[key] = values
+            return
+        xp = self.xp
+        pos = xp.arange(target.size).reshape(target.shape)[key]
+        flat = pos.reshape(-1)
+        last = xp.zeros(target.size, dtype=flat.dtype)
+        self.index_max(last, flat, xp.arange(flat.size, dtype=flat.dtype))
+        target[key] = xp.broadcast_to(values, pos.shape).reshape(-1)[last[flat]].reshape(pos.shape)
+
+    def index_max(self, target: Any, key: Any, values: Any) -> None:
+        """target[key] = maximum(target[key], values), repeated indices included (np.maximum.at)."""
+        self.xp.maximum.at(target, key, values)
+
+    def remainder(self, a: Any, b: Any) -> Any:
+        """a % b with the sign of b, as PyTorch: for floats from fmod (r = fmod(a, b), plus b where r and b
+        differ in sign), which CuPy's float % (a - floor(a / b) * b) is not: it differs near multiples of b
+        (1.0 % 0.1) and gives nan for an infinite b."""
+        xp = self.xp
+        if xp.result_type(a, b).kind != "f":
+            return xp.remainder(a, b)
+        r = xp.fmod(a, b)
+        return xp.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
 
     def counters(self) -> dict | None:
         """The device work done so far, where the backend can count it: {'launches': kernel launches,

@@ -82,6 +82,15 @@ class CPUBackend(Backend):
     def index_add(self, target, key, values) -> None:
         np.add.at(target, key, values)
 
+    def check_indices(self, idx, size, dim, index=0) -> None:
+        pass  # NumPy's indexing raises IndexError itself
+
+    def index_put(self, target, key, values) -> None:
+        target[key] = values  # NumPy: repeated positions keep the last value
+
+    def remainder(self, a, b):
+        return np.remainder(a, b)  # fmod-based, as PyTorch
+
     def matrix_transpose(self, arr, out=None):
         # Reading the columns of a matrix whose rows are a multiple of 1 KiB apart maps them all onto
         # a few cache sets, and the copy gets 4-6x slower. Rows moved 64 bytes apart first (one

@@ -12,11 +12,14 @@ picks one with `tinygrad_lab.cuda.set_device(i)`.
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any, Callable
 
 import numpy as np
 
 from .base import Backend
+
+MAX_PENDING_CHECKS = 64  # raise_if's checks kept unread at most (each holds a few small arrays)
 
 INSTALL_HINT = ("install CuPy for your CUDA version: pip install 'tinygrad-lab[cuda]' (CUDA 12), "
                 "or pip install cupy-cuda13x (CUDA 13)")
@@ -74,6 +77,7 @@ class CUDABackend(Backend):
         self.unavailable_reason: str | None = None
         self._peak: dict[int, int] = {}
         self._tracking = False
+        self._checks = threading.local()  # per thread: the checks waiting for its next sync (raise_if)
 
     def status(self) -> tuple[bool, str | None]:
         """(usable, reason if not); probes CUDA on the first call only."""
@@ -99,10 +103,41 @@ class CUDABackend(Backend):
             return self.xp.asarray(obj, dtype=dtype)
 
     def to_host(self, arr) -> np.ndarray:
+        self.raise_pending()
         return self.xp.asnumpy(arr)
 
     def synchronize(self, index: int = 0) -> None:
         self.xp.cuda.Device(index).synchronize()
+        self.raise_pending()
+
+    # ---- checks read at the next sync, as a CUDA kernel's assert surfaces there
+    def raise_if(self, bad, error, index: int = 0) -> None:
+        pending = self._pending()
+        pending.append((index, bad, error))
+        if len(pending) >= MAX_PENDING_CHECKS:  # a program that never syncs: read them now and then
+            self.raise_pending()
+
+    def _pending(self) -> list:
+        pending = getattr(self._checks, "pending", None)
+        if pending is None:
+            pending = self._checks.pending = []
+        return pending
+
+    def raise_pending(self) -> None:
+        """Read this thread's pending checks (one small read per device) and raise the first that failed."""
+        pending = self._pending()
+        if not pending:
+            return
+        self._checks.pending = []
+        for dev in sorted({i for i, _, _ in pending}):
+            checks = [(bad, error) for i, bad, error in pending if i == dev]
+            with self.xp.cuda.Device(dev):
+                failed = self.xp.asnumpy(self.xp.stack([bad for bad, _ in checks]))
+            for (_, error), f in zip(checks, failed):
+                if f:
+                    e = error()
+                    raise type(e)(f"{e} (found at the next sync of {self.name}:{dev}: the device checks without "
+                                  f"waiting, so the op that failed ran earlier)") from None
 
     def generator(self, seed: int, index: int = 0) -> _CuPyGenerator:
         with self.xp.cuda.Device(index):
@@ -113,6 +148,9 @@ class CUDABackend(Backend):
 
     def index_add(self, target, key, values) -> None:
         self._importer("cupyx").scatter_add(target, key, values)
+
+    def index_max(self, target, key, values) -> None:
+        self._importer("cupyx").scatter_max(target, key, values)
 
     def elementwise_kernel(self, in_params, out_params, operation, name, index=0):
         # --fmad=false: by default nvcc contracts a*b+c into one fused multiply-add, rounded once, where
