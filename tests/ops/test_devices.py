@@ -157,15 +157,18 @@ def test_out_of_bounds_index_assignment_raises(device, request):
         sync(device)
 
 
-@pytest.mark.parametrize("op", ["embedding", "gather", "nll_loss"])
-def test_the_bounds_checks_already_in_place_still_hold(device, op):
+@pytest.mark.parametrize("op", ["embedding", "gather", "nll_loss", "bce_input", "bce_target"])
+def test_the_checks_already_in_place_still_hold(device, op):
+    """Raised at the op on the CPU; on a device by the next sync at the latest."""
     F = tl.nn.functional
     x = tl.randn(4, 3, device=device)
     bad = tl.tensor([0, 4], device=device)
+    p = tl.full((2,), 0.5, device=device)
     run = {"embedding": lambda: F.embedding(bad, x), "gather": lambda: x.gather(0, bad.reshape(2, 1)),
-           "nll_loss": lambda: F.nll_loss(x[:2], tl.tensor([1, 3], device=device))}[op]
-    with pytest.raises((IndexError, RuntimeError), match=r"out of (range|bounds)"):
-        host(run())
+           "nll_loss": lambda: F.nll_loss(x[:2], tl.tensor([1, 3], device=device)),
+           "bce_input": lambda: F.binary_cross_entropy(p * 3.0, p), "bce_target": lambda: F.binary_cross_entropy(p, -p)}
+    with pytest.raises((IndexError, RuntimeError), match=r"out of (range|bounds)|should be between 0 and 1"):
+        host(run[op]())
         sync(device)
 
 
