@@ -1117,12 +1117,13 @@ class Event:
 
     @property
     def done(self) -> bool:
-        return True
+        return self.t is not None and self.t <= time.perf_counter()
 
 
 def _elapsed(start: Event, end: Event) -> float:
-    """Milliseconds between two recorded events (CuPy's get_elapsed_time; it waits for the end event)."""
-    end.synchronize()
+    """Milliseconds between two recorded events (CuPy's get_elapsed_time: both must have been reached)."""
+    if not end.done:
+        raise RuntimeError("cudaErrorNotReady: device not ready (synchronize the end event first)")
     return (end.t - start.t) * 1e3
 
 

@@ -92,3 +92,20 @@ def test_remainder_has_the_sign_of_the_divisor_from_fmod(device):
     np.testing.assert_array_equal(backend.to_host(backend.remainder(_on(device, a), 0.1)), np.remainder(a, 0.1))
     ints = np.array([7, -7, 0])
     np.testing.assert_array_equal(backend.to_host(backend.remainder(_on(device, ints), 3)), [1, 2, 0])
+
+
+def test_a_stopwatch_times_the_devices_work_not_the_launch(device, monkeypatch):
+    """The stand-in queues simulated work (0.05 s per launch): a wall clock around the launch sees none of it."""
+    import time
+    backend, index = _backend(device)
+    x = _on(device, np.ones(1000))
+    sync(device)
+    monkeypatch.setattr(fake_cupy, "SECONDS_PER_LAUNCH", 0.05)
+    t0 = time.perf_counter()
+    watch = backend.stopwatch(index)
+    y = x * 2.0
+    watch.stop()
+    launched = time.perf_counter() - t0
+    if device == "standin":
+        assert launched < 0.05 <= watch.seconds < 0.5
+    assert watch.seconds >= 0 and backend.to_host(y)[0] == 2.0

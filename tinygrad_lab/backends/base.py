@@ -5,7 +5,23 @@ below that an array module lacks. A backend knows nothing of autograd.
 """
 from __future__ import annotations
 
+import time
 from typing import Any, Callable
+
+
+class Stopwatch:
+    """Times work on the host: started when made; `stop()`, then `seconds`."""
+
+    def __init__(self):
+        self._start = time.perf_counter()
+        self._end = None
+
+    def stop(self) -> None:
+        self._end = time.perf_counter()
+
+    @property
+    def seconds(self) -> float:
+        return self._end - self._start
 
 
 class Backend:
@@ -104,6 +120,11 @@ class Backend:
             return xp.remainder(a, b)
         r = xp.fmod(a, b)
         return xp.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+
+    def stopwatch(self, index: int = 0) -> Stopwatch:
+        """A started timer of the work queued from now until its `stop()`: a wall clock here; a GPU's
+        records events in its queue, so that `seconds` is the work's, not the launches' (read lazily)."""
+        return Stopwatch()
 
     def counters(self) -> dict | None:
         """The device work done so far, where the backend can count it: {'launches': kernel launches,

@@ -64,6 +64,26 @@ class _CuPyGenerator:
         return self._state.permutation(n)
 
 
+class _EventStopwatch:
+    """Times GPU work with two CUDA events in the device's queue (a wall clock read around launches would
+    time the launches); `seconds` waits for the end event, so reading it is the sync, not the timing."""
+
+    def __init__(self, cupy, index: int):
+        self._cupy, self._index = cupy, index
+        with cupy.cuda.Device(index):
+            self._start, self._end = cupy.cuda.Event(), cupy.cuda.Event()
+            self._start.record()
+
+    def stop(self) -> None:
+        with self._cupy.cuda.Device(self._index):
+            self._end.record()
+
+    @property
+    def seconds(self) -> float:
+        self._end.synchronize()
+        return self._cupy.cuda.get_elapsed_time(self._start, self._end) / 1e3
+
+
 class CUDABackend(Backend):
     """NVIDIA GPUs through CuPy. `xp` is cupy once `check` has found CUDA usable."""
 
@@ -109,6 +129,9 @@ class CUDABackend(Backend):
     def synchronize(self, index: int = 0) -> None:
         self.xp.cuda.Device(index).synchronize()
         self.raise_pending()
+
+    def stopwatch(self, index: int = 0) -> _EventStopwatch:
+        return _EventStopwatch(self.xp, index)
 
     # ---- checks read at the next sync, as a CUDA kernel's assert surfaces there
     def raise_if(self, bad, error, index: int = 0) -> None:
