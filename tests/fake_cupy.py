@@ -681,10 +681,10 @@ class ufunc_:  # noqa: N801
         return _result(self._np.outer(_operand(A, self.name), _operand(B, self.name), **kwargs), A._dev, ())
 
     def at(self, a, indices, b=None):
-        key, _ = _index_key(a._a, indices)
-        args = () if b is None else (_operand(b, self.name),)
-        self._np.at(a._a, key, *args)
-        _launch()
+        op = {"add": "add", "maximum": "max", "minimum": "min"}.get(self.name)
+        if op is None:
+            raise NotImplementedError(f"`{self.name}.at` is not supported yet")
+        _scatter_into(a._a, indices, self._np, op, _operand(b, self.name))
 
 
 def _out_array(out) -> np.ndarray:
@@ -1231,16 +1231,27 @@ cupy.cuda = cuda
 cupyx = _module("cupyx", "The stand-in's cupyx")
 
 
-def _scatter(np_ufunc):
+# the dtypes CuPy's scatter operations take (CUDA's atomics; cupy/_core/_routines_indexing.pyx): int64 is not one
+_SCATTER_DTYPES = {"add": "int32 float16 float32 float64 uint32 uint64", "max": "int32 float32 float64 uint32 uint64",
+                   "min": "int32 float32 float64 uint32 uint64"}
+
+
+def _scatter_into(a: np.ndarray, key, np_ufunc, name: str, values) -> None:
+    if a.dtype.name not in _SCATTER_DTYPES[name].split():
+        raise TypeError(f"scatter_{name} only supports {', '.join(_SCATTER_DTYPES[name].split())} as data type")
+    np_ufunc.at(a, _index_key(a, key)[0], values)
+    _launch()
+
+
+def _scatter(np_ufunc, name: str):
     def scatter(a, slices, value):
-        key, _ = _index_key(a._a, slices)
-        np_ufunc.at(a._a, key, _operand(value, "scatter", allow_host=True))
-        _launch()
+        _scatter_into(a._a, slices, np_ufunc, name, _operand(value, "scatter", allow_host=True))
     return scatter
 
 
 _fill(cupyx, "cupyx", types.SimpleNamespace(), {
-    "scatter_add": _scatter(np.add), "scatter_max": _scatter(np.maximum), "scatter_min": _scatter(np.minimum),
+    "scatter_add": _scatter(np.add, "add"), "scatter_max": _scatter(np.maximum, "max"),
+    "scatter_min": _scatter(np.minimum, "min"),
     "allow_synchronize": allow_synchronize, "DeviceSynchronized": DeviceSynchronized})
 cupyx.scipy = _module("cupyx.scipy")
 cupyx.scipy.special = _module("cupyx.scipy.special")

@@ -207,3 +207,11 @@ def test_the_standin_device_runs_the_cuda_backend_on_the_fake_cupy():
     assert isinstance(t._data, cp.ndarray)
     with pytest.raises(RuntimeError, match=r"invalid device ordinal: standin:2 asked for.*standin:0 to standin:1"):
         tl.ones(1, device="standin:2")
+
+
+def test_scatter_operations_take_only_the_dtypes_cudas_atomics_do():
+    with pytest.raises(TypeError, match="scatter_add only supports"):
+        cupyx.scatter_add(cp.zeros(3, dtype="int64"), cp.asarray([0]), cp.asarray([1]))
+    with pytest.raises(TypeError, match="scatter_max only supports"):
+        cp.maximum.at(cp.zeros(3, dtype="int64"), cp.asarray([0]), cp.asarray([1]))
+    cupyx.scatter_add(cp.zeros(3, dtype="float16"), cp.asarray([0]), cp.asarray([1.0], dtype="float16"))

@@ -103,8 +103,9 @@ class Backend:
         xp = self.xp
         pos = xp.arange(target.size).reshape(target.shape)[key]
         flat = pos.reshape(-1)
-        last = xp.zeros(target.size, dtype=flat.dtype)
-        self.index_max(last, flat, xp.arange(flat.size, dtype=flat.dtype))
+        order = "int32" if flat.size < 2**31 else "uint64"  # what CUDA's atomic max takes (not int64)
+        last = xp.zeros(target.size, dtype=order)
+        self.index_max(last, flat, xp.arange(flat.size, dtype=order))
         target[key] = xp.broadcast_to(values, pos.shape).reshape(-1)[last[flat]].reshape(pos.shape)
 
     def index_max(self, target: Any, key: Any, values: Any) -> None:
