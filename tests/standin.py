@@ -8,7 +8,8 @@ It is registered for the whole test session with two devices, standin:0 and stan
 semantics and every op are exercised off the CPU in CI, through the CUDA backend's own code.
 
 Like the CUDA backend, it takes the base `Backend`'s helpers (broadcast_to, sum, amax,
-matrix_transpose), not the CPU backend's fast paths: those defaults are the code CuPy runs.
+matrix_transpose, zero, masked, ...), not the CPU backend's fast paths: those defaults are the code
+CuPy runs.
 """
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ import math
 import os
 import pathlib
 import pickle
+import struct
+import time
 import zipfile
 from collections import OrderedDict, defaultdict, namedtuple
 
@@ -20,7 +22,7 @@ import pytest
 
 import tinygrad_lab as tl
 from tinygrad_lab import backends, serialization
-from tinygrad_lab.serialization import SerializationError
+from tinygrad_lab.serialization import SerializationError, WeightsOnlyLoadError
 
 from .standin import StandInBackend
 
@@ -394,6 +396,18 @@ def test_save_overwrites_and_keeps_mode_and_writes_through_symlinks(tmp_path):
     assert link.is_symlink() and tl.load(path) == 3
 
 
+def test_text_mode_files_are_refused_with_a_clear_error(tmp_path):
+    path = tmp_path / "x.tl"
+    tl.save({"a": tl.ones(2)}, path)
+    with open(path, "r") as f, pytest.raises(TypeError, match=r"load\(\) needs a file object opened in binary "
+                                                              r"mode \('rb'\), got a text-mode TextIOWrapper"):
+        tl.load(f)
+    with pytest.raises(TypeError, match=r"save\(\) needs a file object opened in binary mode \('wb'\)"):
+        tl.save({"a": 1}, io.StringIO())
+    with open(tmp_path / "y.tl", "w") as f, pytest.raises(TypeError, match="binary mode"):
+        tl.save({"a": 1}, f)
+
+
 def test_save_into_missing_directory(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         tl.save(1, tmp_path / "nope" / "x.tl")
@@ -409,16 +423,34 @@ class Model:
         return {}
 
 
+def _local_object():
+    class Local:
+        pass
+    return Local()
+
+
+class Slotted:
+    __slots__ = ("x",)
+
+
+class OwnNew:
+    def __new__(cls):
+        return super().__new__(cls)
+
+
 @pytest.mark.parametrize("obj, path, fragment", [
-    ({"model": {"fc.weight": lambda: 1}}, "obj['model']['fc.weight']", "function"),
-    ({"model": Model()}, "obj['model']", "state_dict"),
-    ([1, {2: {3}}], "obj[1][2]", "set"),
-    ({"d": defaultdict(list)}, "obj['d']", "defaultdict"),
+    ({"model": {"fc.weight": lambda: 1}}, "obj['model']['fc.weight']", "function <lambda>"),
+    ({"model": _local_object()}, "obj['model']", "defined inside a function"),
+    ([1, {2: range(3)}], "obj[1][2]", "range"),
+    ({"d": memoryview(b"x")}, "obj['d']", "memoryview"),
+    ({"s": Slotted()}, "obj['s']", "slots"),
+    ({"f": OwnNew()}, "obj['f']", "its own __new__"),
+    ({"m": Model().state_dict}, "obj['m']", "method"),
     ((Point(1, 2),), "obj[0]", "Point"),
     ({"c": 1 + 2j}, "obj['c']", "complex"),
     ({"o": np.array([object()], dtype=object)}, "obj['o']", "dtype object"),
     ({"b": b"bytes"}, "obj['b']", "bytes"),
-    ({"t": {tl.ones(1): 1}}, "obj['t'] (key", "dict key"),
+    ({"t": {tl.device("cpu"): 1}}, "obj['t'] (key", "dict key"),
     ({"k": {object(): 1}}, "obj['k'] (key", "dict key"),
 ])
 def test_unsupported_objects_name_their_path(tmp_path, obj, path, fragment):
@@ -760,3 +792,214 @@ def test_values_match_torch(tmp_path):
     lin2.load_state_dict({k: torch.from_numpy(out[k].numpy().copy()) for k in ("weight", "bias")})
     x = torch.randn(4, 3)
     assert torch.equal(lin(x), lin2(x))
+
+
+# ============================================================================ crafted archive layouts (issue 16)
+
+def _local_header(name: bytes, data_crc: int, size: int) -> bytes:
+    return struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 0, 0, 0x21, data_crc, size, size, len(name), 0) + name
+
+
+def _directory(entries: list, start: int) -> bytes:
+    """The central directory for (name, crc, size, offset) entries, in the order given, and its end record."""
+    cd = b"".join(struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 0, 0, 0x21, crc, size, size,
+                              len(name), 0, 0, 0, 0, 0o644 << 16, offset) + name
+                  for name, crc, size, offset in entries)
+    return cd + struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(entries), len(entries), len(cd), start, 0)
+
+
+def _overlapping_archive(n: int, payload: int) -> tuple[bytes, int]:
+    """A 'quoted overlap' zip bomb in our format: n uint8 tensors whose stored members each run
+    from their own .npy header over every later member's header to the end of one shared
+    payload. Every member is smaller than the file, so size checks alone pass. Returns the
+    bytes and the total number of bytes the members claim."""
+    chain, metas, starts = b"\0" * payload, [], []
+    for i in reversed(range(n)):  # built from the end: member i's data is its .npy header + all that follows
+        name = f"tensors/{i}.npy".encode()
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buf, {"descr": "|u1", "fortran_order": False, "shape": (len(chain),)})
+        data = buf.getvalue() + chain
+        metas.append((name, zipfile.crc32(data), len(data), len(chain)))
+        chain = _local_header(name, metas[-1][1], len(data)) + data
+        starts.append(len(chain))  # counted from the end: where this member's header is
+    metas.reverse()
+    manifest = json.dumps({"format": "tinygrad_lab.save", "version": 1, "arrays": [],
+                           "tensors": [{"file": f"tensors/{i}.npy", "dtype": "uint8", "shape": [m[3]],
+                                        "requires_grad": False, "device": "cpu"} for i, m in enumerate(metas)],
+                           "root": {"type": "list", "items": [{"type": "tensor", "index": i} for i in range(n)]}
+                           }).encode()
+    head = _local_header(b"manifest.json", zipfile.crc32(manifest), len(manifest)) + manifest
+    body = head + chain
+    entries = [(b"manifest.json", zipfile.crc32(manifest), len(manifest), 0)]
+    entries += [(name, crc, size, len(body) - start) for (name, crc, size, _), start in zip(metas, starts[::-1])]
+    return body + _directory(entries, len(body)), sum(m[2] for m in metas)
+
+
+def test_overlapping_members_are_refused(tmp_path):
+    data, claimed = _overlapping_archive(n=40, payload=100_000)
+    assert claimed > 30 * len(data)  # ~4 MB read from a ~100 kB file, without the check
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:  # a well-formed zip as far as zipfile is concerned
+        assert zf.testzip() is None and len(zf.read("tensors/3.npy")) > len(data) * 0.9
+    msg = _expect_error(tmp_path, data, "starts inside member 'tensors/0.npy'")
+    assert "overlapping" in msg
+
+
+def test_out_of_order_and_shared_members_are_refused(tmp_path):
+    ref = _reference_bytes(tmp_path)
+    with zipfile.ZipFile(io.BytesIO(ref)) as zf:
+        infos, start = zf.infolist(), zf.start_dir
+    entries = [(i.filename.encode(), i.CRC, i.file_size, i.header_offset) for i in infos]
+    assert len(entries) == 5
+    shuffled = ref[:start] + _directory([entries[0], entries[2], entries[1], *entries[3:]], start)
+    assert _load_bytes(tmp_path, ref[:start] + _directory(entries, start))  # the rebuilt directory itself loads
+    _expect_error(tmp_path, shuffled, "member 'tensors/0.npy' comes before member 'tensors/1.npy'")
+    # two directory entries naming the same bytes: the second starts inside the first
+    twice = ref[:start] + _directory([entries[0], entries[1], (b"tensors/1.npy", *entries[1][1:])], start)
+    _expect_error(tmp_path, twice, "member 'tensors/1.npy' starts inside member 'tensors/0.npy'")
+    # a member whose data would run into the directory itself
+    long = entries[:4] + [(entries[4][0], entries[4][1], entries[4][2] + 40, entries[4][3])]
+    _expect_error(tmp_path, ref[:start] + _directory(long, start), "runs into the zip directory")
+
+
+_KILLED_SAVE = r"""
+import sys, time
+import tinygrad_lab as tl
+from tinygrad_lab import serialization
+real = serialization._write_array
+
+def stall_after_first_tensor(zf, name, arr):
+    real(zf, name, arr)
+    if name == "tensors/0.npy":
+        print("writing", flush=True)
+        time.sleep(60)
+
+if sys.argv[2] == "stall":
+    serialization._write_array = stall_after_first_tensor
+print("start", flush=True)
+tl.save({"a": tl.zeros(1_000_000), "b": tl.ones(10), "c": tl.zeros(1_000_000)}, sys.argv[1])
+print("saved", flush=True)
+"""
+
+
+def test_a_save_killed_mid_write_leaves_no_litter_after_the_next_save(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    path = tmp_path / "ckpt.tl"
+    tl.save({"epoch": 0}, path)
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(tl.__file__).parents[1])}
+    rng = np.random.default_rng(16)
+    littered = 0
+    for trial, mode in enumerate(["stall", "stall", "stall", "race", "race", "race"]):
+        child = subprocess.Popen([sys.executable, "-c", _KILLED_SAVE, str(path), mode], env=env,
+                                 stdout=subprocess.PIPE, text=True)
+        try:
+            if mode == "stall":
+                assert child.stdout.readline() == "start\n"
+                assert child.stdout.readline() == "writing\n"  # stopped between two members: mid-write
+            else:
+                assert child.stdout.readline() == "start\n"
+                time.sleep(float(rng.uniform(0.0, 0.05)))  # somewhere in the write, or after it
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+            child.stdout.close()
+        listing = _dir_listing(tmp_path)
+        littered += len(listing) > 1
+        if mode == "stall":
+            assert len(listing) == 2 and listing[0].startswith(".ckpt.tl.") and listing[0].endswith(".tmp")
+            assert tl.load(path) == {"epoch": trial}  # the old file is intact
+        tl.save({"epoch": trial + 1}, path)           # the next save removes the dead writer's temporary
+        assert _dir_listing(tmp_path) == ["ckpt.tl"], f"trial {trial} ({mode})"
+        assert tl.load(path) == {"epoch": trial + 1}
+    assert littered >= 3
+
+
+def test_a_running_save_keeps_its_temporary(tmp_path):
+    # a temporary whose writer still runs (here: this process) is not touched by another save
+    mine = tmp_path / f".ckpt.tl.{os.getpid()}.{'ab' * 6}.tmp"
+    mine.write_bytes(b"partial")
+    other = tmp_path / f".other.tl.999999.{'cd' * 6}.tmp"   # another file's temporary: not ours to clean
+    other.write_bytes(b"partial")
+    tl.save(1, tmp_path / "ckpt.tl")
+    assert _dir_listing(tmp_path) == sorted([mine.name, other.name, "ckpt.tl"])
+
+
+# ============================================================================ files that name classes and functions
+
+class _Trap:
+    """Allowed in one test: building it must not call __init__ (which would write the sentinel)."""
+
+    def __init__(self, sentinel):
+        open(sentinel, "w").close()
+
+
+def _object_node(module, name, state_items=()):
+    return {"type": "object", "class": {"type": "global", "module": module, "name": name},
+            "state": {"type": "dict", "items": list(state_items)}}
+
+
+def test_files_naming_dangerous_globals_are_refused_without_running_anything(tmp_path):
+    import sys
+    sentinel = tmp_path / "pwned"
+    ref = _reference_bytes(tmp_path)
+    command = [["cmd"], f"touch {sentinel}"]
+    crafted = [
+        _object_node("os", "system", [command]),
+        _object_node("subprocess", "Popen", [["args", ["touch", str(sentinel)]]]),
+        _object_node("tempfile", "_TemporaryFileCloser", [["name", str(sentinel)], ["delete", True]]),
+        _object_node("antigravity", "geohash"),                       # importing this module would run it
+        {"type": "global", "module": "builtins", "name": "eval"},
+        {"type": "global", "module": "os", "name": "system"},
+        {"type": "defaultdict", "factory": {"type": "global", "module": "os", "name": "system"}, "items": []},
+        {"type": "list", "items": [{"type": "global", "module": "builtins", "name": "open"}]},
+        _object_node("tinygrad_lab.nn.modules.linear", "Linear", [["weight", _object_node("os", "system")]]),
+    ]
+    assert "antigravity" not in sys.modules
+    for weights_only in (True, False):
+        for i, root in enumerate(crafted):
+            data = _with_manifest(ref, lambda m, root=root: m.update(root=root, version=2))
+            with pytest.raises(WeightsOnlyLoadError) as info:
+                tl.load(io.BytesIO(data), weights_only=weights_only)
+            assert isinstance(info.value, SerializationError), i
+            assert not sentinel.exists(), f"crafted file {i} ran code"
+    assert "antigravity" not in sys.modules                           # nothing was imported
+
+
+def test_allowed_classes_are_built_without_calling_their_code(tmp_path):
+    sentinel = tmp_path / "init-ran"
+    ref = _reference_bytes(tmp_path)
+    root = _object_node(__name__, "_Trap", [["x", 1]])
+    data = _with_manifest(ref, lambda m: m.update(root=root, version=2))
+    with serialization.safe_globals([_Trap]):
+        trap = tl.load(io.BytesIO(data))
+    assert type(trap) is _Trap and trap.x == 1 and not sentinel.exists()
+    # an allowed *function* named as the class of an object, or malformed objects and references
+    bad = [
+        (_object_node("builtins", "len"), "not a class"),
+        ({"type": "ref", "index": 0}, "before it is built"),
+        ({"type": "list", "items": [{"type": "ref", "index": 1}, _object_node(__name__, "_Trap")]}, "before it is built"),
+        ({"type": "object", "class": {"type": "global", "module": __name__, "name": "_Trap"}, "state": [1]},
+         "no dict of attributes"),
+        (_object_node(__name__, "_Trap", [[1, 2]]), "not a string"),
+        ({"type": "global", "module": "os; import sys", "name": "x"}, "invalid global"),
+        ({"type": "object", "class": {"type": "tensor", "index": 0}, "state": {"type": "dict", "items": []}},
+         "not a global node"),
+        ({"type": "dict", "items": [[_object_node(__name__, "_Trap"), 1]]}, "as a dict key"),
+        ({"type": "parameter", "index": 99}, "does not exist"),
+    ]
+    with serialization.safe_globals([_Trap, len]):
+        for root, match in bad:
+            data = _with_manifest(ref, lambda m, root=root: m.update(root=root, version=2))
+            _expect_error(tmp_path, data, match)
+    assert not sentinel.exists()
+
+
+def test_a_deeply_nested_model_file_is_refused_by_depth(tmp_path):
+    ref = _reference_bytes(tmp_path)
+    root = {"type": "dict", "items": []}
+    for _ in range(serialization.MAX_DEPTH):
+        root = _object_node(__name__, "_Trap", [["inner", root]])
+    data = _with_manifest(ref, lambda m: m.update(root=root, version=2))
+    with serialization.safe_globals([_Trap]):
+        _expect_error(tmp_path, data, "nested more than")

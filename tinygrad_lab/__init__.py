@@ -26,7 +26,10 @@ from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, m
 from .random import initial_seed, manual_seed, seed
 from .serialization import load, save
 from . import cuda
+from . import accelerator
+from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401  (tinygrad_lab.backends.cudnn / .mps, as torch.backends)
 from . import datasets, nn, optim, utils  # noqa: E402  (after the core: they build on it)
+from . import distributions  # noqa: E402  (built on nn.functional)
 from . import graph, jit  # noqa: E402  (read the engine and nn)
 from . import multiprocessing  # noqa: E402  (tensors cross processes through shared memory, as in PyTorch)
 from . import distributed  # noqa: E402  (MPI is loaded only by init_process_group)

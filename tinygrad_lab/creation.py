@@ -18,6 +18,7 @@ from . import random as _random
 from .autograd.tensor_base import TensorBase, make
 from .backends import CPU, Device
 from .ops import inplace as _inplace
+from .ops.promotion import cast
 
 
 def resolve_device(device) -> Device:
@@ -87,7 +88,6 @@ def as_tensor(data, dtype=None, device=None) -> TensorBase:
     """Like tensor(), but shares memory with `data` when dtype and device allow it."""
     dev = resolve_device(device)
     if isinstance(data, TensorBase):
-        from .ops.elementwise import cast
         out = data if dtype is None else cast(data, dtypes.as_dtype(dtype).np)
         return out if out._device is dev else make(
             dev.backend.asarray(out._device.backend.to_host(out._data), index=dev.index or 0), dev)

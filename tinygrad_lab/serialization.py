@@ -1,4 +1,4 @@
-"""save / load: torch.save and torch.load for checkpoints, without pickle.
+"""save / load: torch.save and torch.load for checkpoints and whole models, without pickle.
 
 A file is one zip archive (members stored uncompressed, like ``.npz``):
 
@@ -6,7 +6,7 @@ A file is one zip archive (members stored uncompressed, like ``.npz``):
     tensors/<i>.npy   the data of tensor i, a plain .npy array (never an object array)
     arrays/<j>.npy    the data of NumPy array (or NumPy scalar) j
 
-``manifest.json`` is ``{"format": "tinygrad_lab.save", "version": 1, "tensors": [...],
+``manifest.json`` is ``{"format": "tinygrad_lab.save", "version": 1 or 2, "tensors": [...],
 "arrays": [...], "root": node}``. A node is ``null``, ``true``/``false``, a JSON
 integer or string (Python None, bool, int, str as themselves), or an object with a
 ``"type"``: ``float`` (``"value"``: ``repr()`` of the float, exact, including nan/inf),
@@ -14,35 +14,51 @@ integer or string (Python None, bool, int, str as themselves), or an object with
 of ``[key, value]`` node pairs, so keys keep their order and their type: optimizer
 state uses int keys), ``tensor``/``ndarray``/``numpy_scalar`` (``"index"`` into the
 tables), ``dtype`` and ``device`` (``"name"``). A tensor entry records the member
-name, dtype, shape, requires_grad and the device it was saved from.
+name, dtype, shape, requires_grad and the device it was saved from. Version 2 adds,
+for whole modules and optimizers: ``parameter`` (a tensor that loads as an
+nn.Parameter), tensors as dict keys, ``set``/``frozenset`` and ``defaultdict``
+(``"factory"``), ``global`` (a class or function by ``"module"`` and ``"name"``),
+``object`` (``"class"``: a global, ``"state"``: a dict of its attributes) and ``ref``
+(``"index"``: the n-th object built, for an object met again). Files that need none of
+these are still written as version 1.
 
 Why not pickle (what torch.save uses): unpickling runs code chosen by whoever wrote
 the file. Loading here only parses JSON and .npy headers (``allow_pickle`` is never
-on) and builds the closed list of types above, so a file can never run code; every
-damaged or foreign file raises `SerializationError` naming the file.
+on) and builds the types above, so a file can never run code: a class or function a
+file names is looked up among the allowed ones (add_safe_globals, safe_globals, a few
+builtins), never imported; an object is made with object.__new__ and given its saved
+attributes, never __init__, __setstate__ or __reduce__. Every damaged or foreign file
+raises `SerializationError` naming the file, and a file naming something not allowed a
+`WeightsOnlyLoadError` (also a pickle.UnpicklingError, as torch.load's).
 
 Deviations from PyTorch, and why:
-- Only the types above can be saved (a module or optimizer object cannot: save its
-  ``state_dict()``); anything else is a TypeError naming where it sits in the object.
-- The same tensor object saved twice loads as one object (as in PyTorch), but
+- Objects are saved as their class (by name) and their ``__dict__``: an object of a class
+  with ``__slots__``, its own ``__new__``, or defined inside a function, and lambdas,
+  are a TypeError naming where they sit in the object. ``.grad`` is not saved (as in PyTorch).
+- The same tensor or object saved twice loads as one object (as in PyTorch), but
   distinct tensors that shared memory (views) load as independent copies, and a
-  container referenced twice loads as two equal containers. Cycles are refused.
-- Tensors load as plain leaf tensors (a Parameter comes back as a tensor with
-  requires_grad=True); ``.grad`` is not saved (as in PyTorch).
-- ``weights_only`` is accepted for compatibility; it changes nothing, since nothing
-  that is loaded can ever run code.
+  container (list, dict) referenced twice loads as two equal containers. A container
+  that contains itself is refused (an object may refer back to itself).
+- ``weights_only=False`` never unpickles: it loads with the same code, and also allows
+  every nn.Module, Optimizer and LRScheduler class defined in the process (what
+  ``torch.load(path, weights_only=False)`` of a whole model needs); other classes and
+  all functions still have to be allowed.
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
 import os
 import re
 import secrets
+import pickle
 import stat
+import struct
+import types
 import zipfile
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 
 import numpy as np
 
@@ -52,7 +68,7 @@ from .backends import Device
 from .creation import resolve_device
 
 FORMAT_NAME = "tinygrad_lab.save"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the newest this module reads and writes; files without objects are still written as 1
 MANIFEST = "manifest.json"
 MAX_DEPTH = 200  # nesting limit, checked on save and load (keeps both far from Python's recursion limit)
 
@@ -61,14 +77,120 @@ _NPY_DTYPE = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")  # plain numeric NumPy dtyp
 _DEVICE = re.compile(r"[a-z][a-z0-9_]{0,31}(:[0-9]{1,4})?")  # 'cpu', 'cuda:0': a device name, nothing else
 _DTYPE_NAMES = frozenset(d.name for d in dtypes.ALL)
 
-_SUPPORTED = ("tensors, NumPy arrays and scalars, Python numbers, strings, bools, None, dtypes, devices, "
-              "and dict / OrderedDict / list / tuple of these")
+_SUPPORTED = ("tensors and Parameters, NumPy arrays and scalars, Python numbers, strings, bools, None, dtypes, "
+              "devices, dict / OrderedDict / defaultdict / list / tuple / set of these, module-level functions "
+              "and classes (by name), and objects of module-level classes (such as modules and optimizers: "
+              "their class by name and their __dict__)")
+_GLOBAL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*){1,32}")  # module.qualname, no <locals>
+
+
+def _not_storable(cls: type) -> str | None:
+    """Why an object of this class cannot be saved as its __dict__ (None when it can)."""
+    if "<" in cls.__qualname__:
+        return "its class is defined inside a function, so a file cannot name it; define it at module level"
+    if any("__slots__" in vars(c) for c in cls.__mro__[:-1]) or "__dict__" not in dir(cls):
+        return "it keeps its state in slots or in C, not in a __dict__"
+    if cls.__new__ is not object.__new__:
+        return "its class has its own __new__, which loading would have to call"
+    return None
 
 
 class SerializationError(RuntimeError, ValueError):
     """The file is not a readable tinygrad_lab.save file (damaged, truncated or foreign).
 
     Both a RuntimeError (what torch.load raises for a bad archive) and a ValueError."""
+
+
+class WeightsOnlyLoadError(SerializationError, pickle.UnpicklingError):
+    """The file names a class or function that is not allowed (add_safe_globals). Also a
+    pickle.UnpicklingError, what torch.load raises in the same case."""
+
+
+# ============================================================================ allowed globals
+
+# what every file may name: the types a defaultdict's factory or an attribute commonly is
+_DEFAULT_GLOBALS = (dict, list, tuple, set, frozenset, int, float, complex, str, bool, OrderedDict)
+_safe_globals: list = []
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Allow files to name these classes and functions (as torch.serialization.add_safe_globals):
+    `add_safe_globals([MyNet])` lets `load` build MyNet objects. An entry may also be a pair
+    (obj, "module.name") for an object saved under another name. Loading still never runs code:
+    an object is built without calling __init__ (its class's __new__, then its saved __dict__)."""
+    for entry in safe_globals:
+        obj, name = entry if isinstance(entry, tuple) else (entry, None)
+        if not callable(obj) or (name is not None and not isinstance(name, str)):
+            raise TypeError(f"add_safe_globals expects classes, functions or (object, 'module.name') pairs, got "
+                            f"{entry!r}")
+    _safe_globals.extend(safe_globals)
+
+
+def get_safe_globals() -> list:
+    """The classes and functions allowed with add_safe_globals (a copy)."""
+    return list(_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    """Forget every add_safe_globals entry."""
+    _safe_globals.clear()
+
+
+@contextlib.contextmanager
+def safe_globals(safe_globals: list):
+    """with safe_globals([MyNet]): these are allowed inside the block only."""
+    before = list(_safe_globals)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _safe_globals[:] = before
+
+
+def _full_name(obj) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
+
+
+def _find_global(module: str, name: str, weights_only: bool):
+    """The allowed object named module.name, or None. Only objects already in this process are
+    considered (the allow-list, and with weights_only=False the loaded Module, Optimizer and
+    LRScheduler classes): nothing is imported, no attribute of a module is looked up."""
+    wanted = f"{module}.{name}"
+    for entry in _safe_globals:
+        obj, alias = entry if isinstance(entry, tuple) else (entry, None)
+        if (alias or _full_name(obj)) == wanted:
+            return obj
+    for obj in _DEFAULT_GLOBALS:
+        if _full_name(obj) == wanted:
+            return obj
+    if not weights_only:
+        for cls in _model_classes():
+            if _full_name(cls) == wanted:
+                return cls
+    return None
+
+
+def _model_classes():
+    """Every nn.Module, Optimizer and LRScheduler class defined so far (what weights_only=False allows)."""
+    from .nn.modules.module import Module
+    from .optim.lr_scheduler import LRScheduler
+    from .optim.optimizer import Optimizer
+    pending = [Module, Optimizer, LRScheduler]
+    while pending:
+        cls = pending.pop()
+        yield cls
+        pending.extend(cls.__subclasses__())
+
+
+def _unsafe_global_error(file: str, module: str, name: str) -> WeightsOnlyLoadError:
+    short = name.rpartition(".")[2]
+    return WeightsOnlyLoadError(
+        f"cannot load {file}: weights-only load failed. Unsupported global: GLOBAL {module}.{name} was not an "
+        f"allowed global by default. Loading never runs code from a file, but it builds objects of the classes "
+        f"a file names, so each must be allowed first. If you trust {module}.{name}, allow it with "
+        f"tinygrad_lab.serialization.add_safe_globals([{short}]) or inside a "
+        f"`with tinygrad_lab.serialization.safe_globals([{short}]):` block (load(..., weights_only=False) also "
+        f"allows every nn.Module, optimizer and lr scheduler class defined in this process).")
 
 
 # ============================================================================ save
@@ -82,8 +204,10 @@ class _Encoder:
         self.arrays: list[dict] = []
         self.array_data: list[np.ndarray] = []
         self._tensor_index: dict[int, int] = {}
-        self._keepalive: list = []  # keeps memoized tensors alive so id()s stay unique
+        self._object_index: dict[int, int] = {}
+        self._keepalive: list = []  # keeps memoized tensors and objects alive so id()s stay unique
         self._active: set[int] = set()  # ids of the containers on the current path (cycle check)
+        self.version = 1  # 2 once the file needs a node type that format 1 lacks (objects, sets, ...)
 
     def node(self, x, path: str, depth: int = 0, key: bool = False):
         if depth > MAX_DEPTH:
@@ -101,28 +225,81 @@ class _Encoder:
         if type(x) is tuple or (type(x) is Size and not key):
             return {"type": "tuple" if type(x) is tuple else "Size",
                     "items": self._items(x, path, depth, key)}
+        if isinstance(x, TensorBase):  # also as a dict key: a whole optimizer's state is keyed by parameter
+            return self._tensor_node(x, key)
         if key:
             raise TypeError(f"cannot save a dict key of type {type(x).__qualname__} at {path}: keys must be "
-                            f"str, int, float, bool, None or tuples of these")
-        if isinstance(x, TensorBase):
-            return {"type": "tensor", "index": self._tensor(x)}
+                            f"str, int, float, bool, None, tensors or tuples of these")
+        return self._value(x, path, depth)
+
+    def _value(self, x, path: str, depth: int):
+        """The node of anything that cannot be a dict key."""
         if type(x) is np.ndarray:
             return {"type": "ndarray", "index": self._array(x, path)}
         if type(x) is list:
-            return {"type": "list", "items": self._items(x, path, depth, key)}
+            return {"type": "list", "items": self._items(x, path, depth, False)}
         if type(x) is dict or type(x) is OrderedDict:
             return self._dict(x, path, depth)
         if isinstance(x, dtypes.DType):
             return {"type": "dtype", "name": x.name}
         if isinstance(x, Device):
             return {"type": "device", "name": str(x)}
-        hint = ""
-        if hasattr(x, "state_dict") and callable(x.state_dict):
-            hint = "; save its state_dict() instead"
-        elif isinstance(x, (dict, list, tuple)):
-            hint = f"; convert the {type(x).__qualname__} to a plain dict/list/tuple first"
-        raise TypeError(f"cannot save object of type {type(x).__qualname__} at {path}: tinygrad_lab.save "
-                        f"stores only {_SUPPORTED} (no pickle, so no arbitrary objects){hint}")
+        if type(x) is set or type(x) is frozenset:
+            return self._set(x, path, depth)
+        if type(x) is defaultdict:
+            return self._defaultdict(x, path, depth)
+        if isinstance(x, (type, types.FunctionType, types.BuiltinFunctionType)):
+            return self._global(x, path)
+        return self._object(x, path, depth)
+
+    def _tensor_node(self, t: TensorBase, key: bool) -> dict:
+        from .nn.parameter import Parameter  # (nn builds on this module)
+        if key or isinstance(t, Parameter):
+            self.version = 2
+        return {"type": "parameter" if isinstance(t, Parameter) else "tensor", "index": self._tensor(t)}
+
+    def _set(self, s, path: str, depth: int) -> dict:
+        self._enter(s, path)
+        try:
+            items = [self.node(v, f"{path} (item {v!r})", depth + 1, key=True) for v in s]
+        finally:
+            self._active.discard(id(s))
+        items.sort(key=lambda n: json.dumps(n, sort_keys=True))  # a set's order changes between runs
+        self.version = 2
+        return {"type": type(s).__name__, "items": items}
+
+    def _defaultdict(self, d: defaultdict, path: str, depth: int) -> dict:
+        factory = None if d.default_factory is None else self._global(d.default_factory, f"{path}.default_factory")
+        node = self._dict(d, path, depth)
+        node.update(type="defaultdict", factory=factory)
+        return node
+
+    def _global(self, x, path: str) -> dict:
+        """A class or function, by name (module and qualified name): loading looks the name up among
+        the allowed globals, never imports anything."""
+        module, name = getattr(x, "__module__", None), getattr(x, "__qualname__", None)
+        kind = "class" if isinstance(x, type) else "function"
+        if not isinstance(module, str) or not isinstance(name, str) or not _GLOBAL.fullmatch(f"{module}.{name}"):
+            raise TypeError(f"cannot save the {kind} {name if isinstance(name, str) else repr(x)} at {path}: only "
+                            f"functions and classes defined at module level can be saved (by name); lambdas and "
+                            f"local definitions cannot")
+        self.version = 2
+        return {"type": "global", "module": module, "name": name}
+
+    def _object(self, x, path: str, depth: int) -> dict:
+        """An instance of a module-level class, as its class (by name) and its __dict__; an object met
+        again (a module registered twice, an optimizer's parameters) is a reference to the first."""
+        index = self._object_index.get(id(x))
+        if index is not None:
+            return {"type": "ref", "index": index}
+        why = _not_storable(type(x))
+        if why:
+            raise TypeError(f"cannot save object of type {type(x).__qualname__} at {path}: {why}. "
+                            f"tinygrad_lab.save stores {_SUPPORTED}")
+        self._object_index[id(x)] = len(self._object_index)
+        self._keepalive.append(x)
+        cls = self._global(type(x), path)
+        return {"type": "object", "class": cls, "state": self._dict(vars(x), path, depth)}
 
     def _enter(self, x, path: str) -> None:
         if id(x) in self._active:
@@ -196,6 +373,13 @@ def _write_zip(fileobj, enc: _Encoder, manifest: bytes) -> None:
             _write_array(zf, meta["file"], arr)
 
 
+def _binary(f, op: str, mode: str) -> None:
+    """A text-mode file object would fail deep inside zipfile: say what is wrong instead."""
+    if isinstance(f, io.TextIOBase):
+        raise TypeError(f"{op}() needs a file object opened in binary mode ('{mode}'), got a text-mode "
+                        f"{type(f).__name__}{' ' + repr(f.name) if isinstance(getattr(f, 'name', None), str) else ''}")
+
+
 def _fsync_dir(directory: str) -> None:
     if os.name != "posix":
         return
@@ -211,16 +395,52 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-def save(obj, f) -> None:
-    """Save `obj` (tensors and dict/OrderedDict/list/tuple of tensors, numbers, strings...) to `f`,
-    as torch.save. `f` is a path, or a binary file object opened for writing.
+def _process_is_gone(pid: int) -> bool:
+    """True when no process `pid` runs on this machine (POSIX: signal 0 probes without signalling)."""
+    if os.name != "posix":
+        return True  # Windows: an open file cannot be unlinked, so a save in progress keeps its temporary
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # it exists (e.g. another user's process)
+    return False
+
+
+def _remove_stale_temporaries(directory: str, name: str) -> None:
+    """Delete the temporaries that earlier saves to `name` left behind when their process was
+    killed mid-write (a KeyboardInterrupt or an error cleans up; SIGKILL or a power cut cannot).
+    Each temporary carries its writer's process id; one whose writer is gone is stale."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.([0-9]{{1,10}})\.[0-9a-f]{{12}}\.tmp")
+    try:
+        entries = os.listdir(directory)
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.fullmatch(entry)
+        if match is None or int(match[1]) == os.getpid() or not _process_is_gone(int(match[1])):
+            continue
+        try:
+            os.unlink(os.path.join(directory, entry))
+        except OSError:
+            pass  # gone already (another save cleaned it), or still open (Windows)
+
+
+def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True) -> None:
+    """Save `obj` to `f`, as torch.save: a state_dict or checkpoint dict (tensors, numbers,
+    strings, containers), or a whole module or optimizer. `f` is a path, or a binary file
+    object opened for writing. pickle_module and pickle_protocol are accepted and ignored
+    (nothing is pickled).
 
     Writing to a path is atomic: the data goes to a temporary file in the same
     directory, is flushed to disk, then renamed over `f`; a failed save leaves any
-    previous file untouched and no temporary file behind."""
+    previous file untouched and no temporary file behind. A save whose process was
+    killed mid-write cannot clean up: the next save to the same path removes its
+    temporary file."""
     enc = _Encoder()
     root = enc.node(obj, "obj")  # every unsupported object is reported here, before any file is touched
-    manifest = json.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION, "tensors": enc.tensors,
+    manifest = json.dumps({"format": FORMAT_NAME, "version": enc.version, "tensors": enc.tensors,
                            "arrays": enc.arrays, "root": root},
                           ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
 
@@ -228,6 +448,7 @@ def save(obj, f) -> None:
         if not hasattr(f, "write"):
             raise TypeError(f"save() expects a path or a binary file object opened for writing, "
                             f"got {type(f).__name__}")
+        _binary(f, "save", "wb")
         _write_zip(f, enc, manifest)
         if hasattr(f, "flush"):
             f.flush()
@@ -243,7 +464,8 @@ def save(obj, f) -> None:
         raise FileNotFoundError(2, f"cannot save to {path!r}: parent directory {directory!r} does not exist", path)
     if os.path.isdir(path):
         raise IsADirectoryError(21, f"cannot save to {path!r}: it is a directory", path)
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    _remove_stale_temporaries(directory, os.path.basename(path))
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
     # mode 0o666 lets the umask decide the permissions, as for an ordinary new file
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
@@ -270,9 +492,14 @@ def save(obj, f) -> None:
 class _Reader:
     """Reads and validates one file; every problem becomes a SerializationError naming it."""
 
-    def __init__(self, fileobj, name: str):
+    def __init__(self, fileobj, name: str, weights_only: bool = True, unsafe: list | None = None):
         self.name = name
         self.fileobj = fileobj
+        self.weights_only = weights_only
+        self.unsafe = unsafe  # a list: collect the globals that are not allowed instead of refusing the file
+        self.objects_seen = 0
+        self.objects: list = []
+        self.parameters: dict[int, object] = {}
 
     def fail(self, why: str) -> SerializationError:
         return SerializationError(f"cannot load {self.name}: {why}")
@@ -328,7 +555,32 @@ class _Reader:
             if info.file_size > self.size:
                 raise self.fail(f"member {info.filename!r} claims {info.file_size} bytes, more than the whole file "
                                 f"({self.size} bytes): it is truncated or damaged")
+        self.check_layout(zf)
         return members
+
+    def check_layout(self, zf: zipfile.ZipFile) -> None:
+        """Members lie one after another, in directory order, and none reaches into the next.
+
+        Every size check above passes for a crafted archive whose members overlap (each
+        member's data runs over the next member's header, to the end of the file): a few
+        megabytes would then read as gigabytes. save() writes members back to back, so
+        anything else is refused."""
+        end, previous = 0, None  # where the previous member's data ends, and its name
+        for info in zf.infolist():
+            name = info.filename
+            if previous is not None and info.header_offset < end:
+                how = "comes before" if info.header_offset < previous[1] else "starts inside"
+                raise self.fail(f"member {name!r} {how} member {previous[0]!r} in the archive (overlapping or "
+                                f"out-of-order members: a damaged or crafted file)")
+            self.fileobj.seek(info.header_offset)
+            header = self.fileobj.read(30)  # the local header: 30 bytes, then the name and extra field
+            if len(header) != 30 or header[:4] != b"PK\x03\x04":
+                raise self.fail(f"member {name!r} has no local header where the zip directory puts it")
+            name_len, extra_len = struct.unpack("<HH", header[26:30])
+            previous = (name, info.header_offset)
+            end = info.header_offset + 30 + name_len + extra_len + info.compress_size
+        if end > zf.start_dir:
+            raise self.fail(f"member {previous[0]!r} runs into the zip directory (a damaged or crafted file)")
 
     def read_manifest(self, zf: zipfile.ZipFile) -> dict:
         raw = zf.read(MANIFEST)  # zipfile checks the CRC
@@ -459,7 +711,8 @@ class _Reader:
 
     # ------------------------------------------------------------ the object tree
     def check_node(self, n, depth: int = 0, key: bool = False) -> None:
-        """Validate the whole tree before anything is built."""
+        """Validate the whole tree before anything is built (and every global it names against the
+        allowed ones). Objects are numbered in the order met, as build() will create them."""
         if depth > MAX_DEPTH:
             raise self.fail(f"the manifest is nested more than {MAX_DEPTH} levels deep")
         if n is None or type(n) in (bool, int, str):
@@ -467,45 +720,98 @@ class _Reader:
         if not isinstance(n, dict) or not isinstance(n.get("type"), str):
             raise self.fail(f"the manifest has a malformed node {_short(n)}")
         kind = n["type"]
-        if kind == "float":
-            self.fields(n, "a float node", {"type", "value"})
-            if not isinstance(n["value"], str) or not re.fullmatch(
-                    r"-?(inf|nan|[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?)", n["value"]):
-                raise self.fail(f"the manifest has an invalid float {_short(n['value'])}")
-        elif kind in ("tuple", "Size") or (kind in ("list", "dict", "OrderedDict") and not key):
-            self.fields(n, f"a {kind} node", {"type", "items"})
-            if not isinstance(n["items"], list):
-                raise self.fail(f"the manifest's {kind} node has no item list")
-            for item in n["items"]:
-                if kind in ("dict", "OrderedDict"):
-                    if not isinstance(item, list) or len(item) != 2:
-                        raise self.fail(f"the manifest's {kind} node has an item that is not a [key, value] pair")
-                    self.check_node(item[0], depth + 1, key=True)
-                    self.check_node(item[1], depth + 1)
-                elif kind == "Size":
-                    if type(item) is not int or item < 0:
-                        raise self.fail(f"the manifest's Size node has a non-size item {_short(item)}")
-                else:
-                    self.check_node(item, depth + 1, key)
-        elif kind in ("tensor", "ndarray", "numpy_scalar") and not key:
-            self.fields(n, f"a {kind} node", {"type", "index"})
-            table = self.manifest["tensors" if kind == "tensor" else "arrays"]
-            if type(n["index"]) is not int or not 0 <= n["index"] < len(table):
-                raise self.fail(f"the manifest's {kind} node refers to entry {_short(n['index'])}, "
-                                f"which does not exist")
-            if kind == "numpy_scalar" and table[n["index"]]["shape"] != ():
-                raise self.fail("the manifest's numpy_scalar node refers to an array that is not 0-d")
-        elif kind == "dtype" and not key:
-            self.fields(n, "a dtype node", {"type", "name"})
-            if not isinstance(n["name"], str) or n["name"] not in _DTYPE_NAMES:
-                raise self.fail(f"the manifest has an unknown dtype {_short(n['name'])}")
-        elif kind == "device" and not key:
-            self.fields(n, "a device node", {"type", "name"})
-            if not isinstance(n["name"], str) or not _DEVICE.fullmatch(n["name"]):
-                raise self.fail(f"the manifest has an invalid device {_short(n['name'])}")
-        else:
+        check, as_key = self._CHECKS.get(kind, (None, False))
+        if check is None or (key and not as_key):
             where = " as a dict key" if key else ""
             raise self.fail(f"the manifest has an unknown node type {_short(kind)}{where}")
+        check(self, n, kind, depth, key)
+
+    def _check_float(self, n, kind, depth, key) -> None:
+        self.fields(n, "a float node", {"type", "value"})
+        if not isinstance(n["value"], str) or not re.fullmatch(r"-?(inf|nan|[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?)",
+                                                                n["value"]):
+            raise self.fail(f"the manifest has an invalid float {_short(n['value'])}")
+
+    def _check_items(self, n, kind, depth, key) -> None:
+        fields = {"type", "items", "factory"} if kind == "defaultdict" else {"type", "items"}
+        self.fields(n, f"a {kind} node", fields)
+        if not isinstance(n["items"], list):
+            raise self.fail(f"the manifest's {kind} node has no item list")
+        if kind == "defaultdict" and n["factory"] is not None:
+            self._check_global(n["factory"], "a defaultdict's factory")
+        for item in n["items"]:
+            if kind in ("dict", "OrderedDict", "defaultdict"):
+                if not isinstance(item, list) or len(item) != 2:
+                    raise self.fail(f"the manifest's {kind} node has an item that is not a [key, value] pair")
+                self.check_node(item[0], depth + 1, key=True)
+                self.check_node(item[1], depth + 1)
+            elif kind == "Size":
+                if type(item) is not int or item < 0:
+                    raise self.fail(f"the manifest's Size node has a non-size item {_short(item)}")
+            else:  # tuples inherit their place (a key's items are keys); set items are keys
+                self.check_node(item, depth + 1, key or kind in ("set", "frozenset"))
+
+    def _check_indexed(self, n, kind, depth, key) -> None:
+        self.fields(n, f"a {kind} node", {"type", "index"})
+        table = self.manifest["tensors" if kind in ("tensor", "parameter") else "arrays"]
+        if type(n["index"]) is not int or not 0 <= n["index"] < len(table):
+            raise self.fail(f"the manifest's {kind} node refers to entry {_short(n['index'])}, which does not exist")
+        if kind == "numpy_scalar" and table[n["index"]]["shape"] != ():
+            raise self.fail("the manifest's numpy_scalar node refers to an array that is not 0-d")
+
+    def _check_named(self, n, kind, depth, key) -> None:
+        self.fields(n, f"a {kind} node", {"type", "name"})
+        valid = _DTYPE_NAMES.__contains__ if kind == "dtype" else _DEVICE.fullmatch
+        if not isinstance(n["name"], str) or not valid(n["name"]):
+            raise self.fail(f"the manifest has an {'unknown dtype' if kind == 'dtype' else 'invalid device'} "
+                            f"{_short(n['name'])}")
+
+    def _check_global(self, n, what: str = "a global", depth=0, key=False):
+        """A class or function by name: well formed, and one of the allowed globals (returned)."""
+        if not isinstance(n, dict) or n.get("type") != "global":
+            raise self.fail(f"the manifest's {what} is not a global node")
+        self.fields(n, "a global node", {"type", "module", "name"})
+        if not (isinstance(n["module"], str) and isinstance(n["name"], str)
+                and _GLOBAL.fullmatch(f"{n['module']}.{n['name']}")):
+            raise self.fail(f"the manifest names an invalid global {_short(n.get('module'))}.{_short(n.get('name'))}")
+        return self.allowed(n["module"], n["name"])
+
+    def _check_object(self, n, kind, depth, key) -> None:
+        self.fields(n, "an object node", {"type", "class", "state"})
+        cls = self._check_global(n["class"], "an object's class")
+        if cls is not None and (not isinstance(cls, type) or _not_storable(cls)):
+            raise self.fail(f"the manifest builds an object of {n['class']['module']}.{n['class']['name']}, which "
+                            f"is not a class whose objects load as their __dict__")
+        self.objects_seen += 1
+        state = n["state"]
+        if not isinstance(state, dict) or state.get("type") != "dict":
+            raise self.fail("the manifest's object node has no dict of attributes")
+        self.check_node(state, depth + 1)
+        if not all(isinstance(item[0], str) for item in state["items"]):
+            raise self.fail("the manifest's object node has an attribute whose name is not a string")
+
+    def _check_ref(self, n, kind, depth, key) -> None:
+        self.fields(n, "a ref node", {"type", "index"})
+        if type(n["index"]) is not int or not 0 <= n["index"] < self.objects_seen:
+            raise self.fail(f"the manifest refers to object {_short(n['index'])} before it is built")
+
+    _CHECKS = {  # node type -> (check, allowed as a dict key)
+        "float": (_check_float, True), "tuple": (_check_items, True), "Size": (_check_items, True),
+        "list": (_check_items, False), "dict": (_check_items, False), "OrderedDict": (_check_items, False),
+        "defaultdict": (_check_items, False), "set": (_check_items, False), "frozenset": (_check_items, True),
+        "tensor": (_check_indexed, True), "parameter": (_check_indexed, True), "ndarray": (_check_indexed, False),
+        "numpy_scalar": (_check_indexed, False), "dtype": (_check_named, False), "device": (_check_named, False),
+        "global": (_check_global, False), "object": (_check_object, False), "ref": (_check_ref, False),
+    }
+
+    def allowed(self, module: str, name: str):
+        """The allowed global with this name; a WeightsOnlyLoadError (or a note, when only collecting) if none."""
+        found = _find_global(module, name, self.weights_only)
+        if found is None:
+            if self.unsafe is None:
+                raise _unsafe_global_error(self.name, module, name)
+            self.unsafe.append(f"{module}.{name}")
+        return found
 
     def build(self, n, tensors: list, arrays: list):
         if n is None or type(n) in (bool, int, str):
@@ -513,31 +819,55 @@ class _Reader:
         kind = n["type"]
         if kind == "float":
             return float(n["value"])
-        if kind == "tensor":
-            return tensors[n["index"]]
-        if kind == "ndarray":
-            return arrays[n["index"]]
-        if kind == "numpy_scalar":
-            return arrays[n["index"]][()]
-        if kind == "dtype":
-            return dtypes.as_dtype(n["name"])
-        if kind == "device":
-            try:
-                return Device(n["name"])
-            except RuntimeError as e:
-                raise RuntimeError(f"cannot load {self.name}: it contains the device {n['name']!r}: {e}") from None
-        if kind == "Size":
-            return Size(n["items"])
-        if kind in ("list", "tuple"):
+        if kind in ("tensor", "ndarray", "numpy_scalar", "parameter", "ref", "global", "dtype", "device", "Size"):
+            return self._build_leaf(n, kind, tensors, arrays)
+        if kind == "object":
+            obj = object.__new__(self.allowed(n["class"]["module"], n["class"]["name"]))
+            self.objects.append(obj)  # before its attributes: they may refer back to it
+            obj.__dict__.update(self.build(n["state"], tensors, arrays))
+            return obj
+        if kind in ("list", "tuple", "set", "frozenset"):
             items = [self.build(v, tensors, arrays) for v in n["items"]]
-            return items if kind == "list" else tuple(items)
-        out = {} if kind == "dict" else OrderedDict()
+            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[kind](items)
+        out = {"dict": dict, "OrderedDict": OrderedDict}.get(kind)
+        out = out() if out is not None else defaultdict(
+            None if n["factory"] is None else self.allowed(n["factory"]["module"], n["factory"]["name"]))
         for k, v in n["items"]:
             key = self.build(k, tensors, arrays)
             if key in out:
                 raise self.fail(f"the manifest repeats the dict key {key!r}")
             out[key] = self.build(v, tensors, arrays)
         return out
+
+    def _build_leaf(self, n, kind: str, tensors: list, arrays: list):
+        if kind == "tensor":
+            return tensors[n["index"]]
+        if kind == "parameter":
+            return self.parameter(n["index"], tensors)
+        if kind == "ndarray":
+            return arrays[n["index"]]
+        if kind == "numpy_scalar":
+            return arrays[n["index"]][()]
+        if kind == "ref":
+            return self.objects[n["index"]]
+        if kind == "global":
+            return self.allowed(n["module"], n["name"])
+        if kind == "dtype":
+            return dtypes.as_dtype(n["name"])
+        if kind == "Size":
+            return Size(n["items"])
+        try:
+            return Device(n["name"])
+        except RuntimeError as e:
+            raise RuntimeError(f"cannot load {self.name}: it contains the device {n['name']!r}: {e}") from None
+
+    def parameter(self, index: int, tensors: list):
+        """Tensor `index` as an nn.Parameter (one Parameter per tensor, however often it is named)."""
+        from .nn.parameter import Parameter
+        if index not in self.parameters:
+            t = tensors[index]
+            self.parameters[index] = Parameter(t, requires_grad=t.requires_grad)
+        return self.parameters[index]
 
 
 def _short(x) -> str:
@@ -607,32 +937,56 @@ def _leaf(data, device: Device, meta: dict):
     return t
 
 
-def load(f, map_location=None, weights_only: bool = True):
+def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None = None, mmap=None,
+         **pickle_load_args):
     """Load an object saved by `save` (as torch.load). `f` is a path or a binary file object.
 
     map_location (as in PyTorch): None puts each tensor on the device it was saved
     from; a device string or tinygrad_lab.device puts all of them there; a dict
     maps saved locations to new ones ({'cuda:0': 'cpu'}); a function
     fn(cpu_tensor, saved_location) may return the tensor to use (or None).
-    Tensors load as fresh leaves, with requires_grad as saved. `weights_only` is
-    accepted for compatibility and changes nothing: loading never runs code."""
-    del weights_only  # nothing loaded here can run code, so there is nothing to restrict
+    Tensors load as fresh leaves, with requires_grad as saved.
+
+    weights_only (default True, as since PyTorch 2.6): a file that names a class or function
+    (a whole model, an optimizer) loads only if it is allowed (add_safe_globals / safe_globals),
+    else a WeightsOnlyLoadError says which and how to allow it. Deviation: weights_only=False
+    does not unpickle (nothing here ever runs code from a file); it also allows every nn.Module,
+    Optimizer and LRScheduler class defined in this process, which is what loading a whole model
+    saved with torch.save(model) needs. pickle_module and mmap are not supported."""
+    if pickle_module is not None or mmap:
+        raise TypeError("tinygrad_lab.load never unpickles and does not memory-map files: pickle_module and mmap "
+                        "are not supported")
+    weights_only = True if weights_only is None else bool(weights_only)
     _check_map_location(map_location)
     if isinstance(f, (str, bytes, os.PathLike)):
         path = os.fspath(f)
         name = repr(os.fsdecode(path))
         with open(path, "rb") as fp:  # FileNotFoundError / PermissionError / IsADirectoryError as they are
-            return _load(fp, name, map_location)
+            return _load(fp, name, map_location, weights_only)
     if not hasattr(f, "read"):
         raise TypeError(f"load() expects a path or a binary file object, got {type(f).__name__}")
+    _binary(f, "load", "rb")
     name = repr(getattr(f, "name", None) or f"<{type(f).__name__}>")
     if not (hasattr(f, "seekable") and f.seekable()):
         f = io.BytesIO(f.read())
-    return _load(f, name, map_location)
+    return _load(f, name, map_location, weights_only)
 
 
-def _load(fp, name: str, map_location):
-    r = _Reader(fp, name)
+def get_unsafe_globals_in_checkpoint(f) -> list[str]:
+    """The classes and functions the file names that load (weights_only=True) would refuse now."""
+    unsafe: list[str] = []
+    with (open(f, "rb") if isinstance(f, (str, bytes, os.PathLike)) else contextlib.nullcontext(f)) as fp:
+        r = _Reader(fp, repr(getattr(fp, "name", "<file>")), weights_only=True, unsafe=unsafe)
+        with r.open_zip() as zf:
+            members = r.check_members(zf)
+            r.manifest = m = r.read_manifest(zf)
+            r.check_tables(m, members)
+            r.check_node(m["root"])
+    return sorted(set(unsafe))
+
+
+def _load(fp, name: str, map_location, weights_only: bool):
+    r = _Reader(fp, name, weights_only)
     try:
         with r.open_zip() as zf:
             members = r.check_members(zf)

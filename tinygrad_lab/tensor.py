@@ -6,6 +6,8 @@ dunders onto them.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from . import creation, dtypes
@@ -22,6 +24,7 @@ from .ops import linalg as la
 from .ops import movement as mv
 from .ops import transfer
 from .ops import reduce as rd
+from .ops import shapes
 
 
 def parse_to(*args, **kwargs) -> tuple:
@@ -44,6 +47,11 @@ def parse_to(*args, **kwargs) -> tuple:
             None if dtype is None else dtypes.as_dtype(dtype), copy)
 
 
+# a tensor's own state (TensorBase's fields): deepcopy makes these afresh, any other attribute is the user's
+_ENGINE_FIELDS = frozenset({"_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
+                            "_meta", "_accum"})
+
+
 def _r(fn):
     """The reflected form of a binary op: other <op> self."""
     return lambda self, other: fn(other, self)
@@ -53,9 +61,6 @@ class Tensor(TensorBase):
     """A multi-dimensional array on a device that records the ops applied to it
     (when it requires grad) so that `backward()` can compute gradients."""
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("create tensors with tinygrad_lab.tensor(data), zeros(...), from_numpy(...) and friends")
-
     # ------------------------------------------------------------ attributes
     ndim = property(lambda self: self._data.ndim)
     T = property(mv.T)
@@ -64,7 +69,7 @@ class Tensor(TensorBase):
     is_cuda = property(lambda self: self._device.type == "cuda")
 
     def size(self, dim: int | None = None):
-        return Size(self._data.shape) if dim is None else self._data.shape[rd.normalize_dim(dim, self._data.ndim, "size")]
+        return Size(self._data.shape) if dim is None else self._data.shape[shapes.normalize_dim(dim, self._data.ndim, "size")]
 
     def dim(self) -> int:
         return self._data.ndim
@@ -225,6 +230,28 @@ class Tensor(TensorBase):
 
     def clone(self) -> "Tensor":
         return ew.Clone.apply(self)
+
+    def __deepcopy__(self, memo: dict) -> "Tensor":
+        """copy.deepcopy: a new leaf (of the same class, e.g. Parameter) with a copy of the data,
+        requires_grad, a deep copy of .grad, and the attributes a user set; graph bookkeeping
+        (version counter, hooks, view base) starts afresh. Only leaves, as in PyTorch: a computed
+        tensor's copy could not keep its history. Deviation: tensors that share memory (views)
+        are copied independently, where PyTorch's copies share memory again."""
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment. Copy t.detach() to get the values of a computed tensor.")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = object.__new__(type(self))
+        new._data, new._device = self._data.copy(), self._device
+        memo[id(self)] = new
+        new._requires_grad = self._requires_grad
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        for key, value in self.__dict__.items():
+            if key not in _ENGINE_FIELDS:
+                new.__dict__[key] = copy.deepcopy(value, memo)
+        return new
 
     # ------------------------------------------------------------ sharing between processes
     def share_memory_(self) -> "Tensor":
@@ -388,8 +415,8 @@ class Tensor(TensorBase):
     def relu_(self): return ip.inplace(self, "relu_", ew.relu)  # noqa: E704
     def exp_(self): return ip.inplace(self, "exp_", ew.exp)  # noqa: E704
     def masked_fill_(self, mask, value): return ip.inplace(self, "masked_fill_", lambda x: ew.where(mask, value, x))  # noqa: E704
-    def fill_(self, value): return ip.inplace(self, "fill_", ew.fill, value)  # noqa: E704
-    def zero_(self): return ip.inplace(self, "zero_", ew.fill, 0)  # noqa: E704
+    def fill_(self, value): return ip.inplace(self, "fill_", transfer.fill, value)  # noqa: E704
+    def zero_(self): return ip.inplace(self, "zero_", transfer.fill, 0)  # noqa: E704
     def copy_(self, src): return ip.inplace(self, "copy_", transfer.copy_from, src)  # noqa: E704
     normal_ = creation.normal_
     uniform_ = creation.uniform_

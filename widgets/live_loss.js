@@ -1,32 +1,26 @@
-// LiveLoss: a loss curve drawn from the `values` trait (Python appends as training runs).
-const W = 420, H = 180, PAD = 36;
-
+// LiveLoss: a progress bar and the loss curve Python draws (the `image` trait, a PNG drawn by
+// matplotlib as training runs; `step` / `total` move the bar).
 function render({ model, el }) {
   el.classList.add("tl-loss");
-  const NS = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(NS, "svg");
-  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
-  svg.setAttribute("width", W);
-  svg.setAttribute("height", H);
-  const line = document.createElementNS(NS, "polyline");
-  line.setAttribute("class", "tl-loss-line");
-  const label = document.createElement("div");
+  const bar = document.createElement("div");
+  bar.className = "tl-loss-bar";
+  const progress = document.createElement("progress");
+  const label = document.createElement("span");
   label.className = "tl-loss-label";
-  svg.appendChild(line);
-  el.append(svg, label);
+  bar.append(progress, label);
+  const img = document.createElement("img");
+  img.className = "tl-loss-curve";
+  img.alt = "loss curve";
+  el.append(bar, img);
 
   function draw() {
-    const v = model.get("values") || [];
-    const title = model.get("title");
-    if (!v.length) { line.setAttribute("points", ""); label.textContent = `${title}: no values yet`; return; }
-    const lo = Math.min(...v), hi = Math.max(...v), span = hi - lo || 1;
-    const n = Math.max(v.length - 1, 1);
-    const pts = v.map((y, i) => `${(PAD + (i / n) * (W - 2 * PAD)).toFixed(1)},${(H - PAD - ((y - lo) / span) * (H - 2 * PAD)).toFixed(1)}`);
-    line.setAttribute("points", pts.join(" "));
-    label.textContent = `${title}: ${v.length} steps · last ${v[v.length - 1].toPrecision(4)} · min ${lo.toPrecision(4)}`;
+    const step = model.get("step"), total = model.get("total");
+    if (total > 0) { progress.max = total; progress.value = Math.min(step, total); } else progress.removeAttribute("value");
+    label.textContent = `${model.get("title")}: step ${step}` + (total > 0 ? ` of ${total}` : "");
+    const data = model.get("image");
+    if (data) img.src = `data:image/png;base64,${data}`;
   }
-  model.on("change:values", draw);
-  model.on("change:title", draw);
+  for (const name of ["image", "step", "total", "title"]) model.on(`change:${name}`, draw);
   draw();
 }
 

@@ -408,3 +408,67 @@ def test_ctx_is_the_node():
 
     y = Capture.apply(leaf(X))
     assert captured == [y.grad_fn]
+
+
+# ---------------------------------------------------------------- built-in ops are marked, not guessed
+
+def test_builtin_ops_are_marked_by_their_base_class_not_their_module():
+    from tinygrad_lab.ops import Op
+    from tinygrad_lab.ops.elementwise import Mul
+
+    assert issubclass(Mul, Op) and Mul.array_forward
+    # a copy of Mul in a user's notebook: the same path when it subclasses Op ...
+    CopiedMul = type("CopiedMul", (Op,), {"forward": Mul.forward, "backward": Mul.backward})
+    assert CopiedMul.array_forward
+    # ... and the user Function path when it subclasses Function, wherever it is defined
+    UserMul = type("UserMul", (Function,), {"forward": Mul.forward, "backward": Mul.backward,
+                                            "__module__": "tinygrad_lab.ops.elementwise"})
+    assert not UserMul.array_forward
+    x = leaf([1.0, 2.0, 3.0])
+    for fn in (CopiedMul, UserMul):
+        y = fn.apply(x, x)
+        assert y.grad_fn.fn is fn
+        y.sum().backward()
+    assert_close(x.grad, 2 * 2 * np.array([1.0, 2.0, 3.0]))
+
+
+def test_a_user_functions_backward_is_checked_and_a_builtin_ops_is_not():
+    from tinygrad_lab.ops import Op
+
+    def wrong_shape(ctx, g):
+        return g.sum()
+
+    class UserOp(Function):
+        forward = staticmethod(lambda ctx, x: x._data * 2.0)
+        backward = staticmethod(wrong_shape)
+
+    class BuiltinOp(Op):
+        forward = staticmethod(lambda ctx, x: x._data * 2.0)
+        backward = staticmethod(wrong_shape)
+
+    with pytest.raises(RuntimeError, match="UserOpBackward returned an invalid gradient"):
+        UserOp.apply(leaf(X)).sum().backward()
+    x = leaf(X)
+    BuiltinOp.apply(x).sum().backward()  # trusted: the wrong shape reaches .grad (tests check built-in ops)
+    assert x.grad.shape == ()
+
+
+def test_make_gives_the_fields_init_declares():
+    from tinygrad_lab.autograd.tensor_base import make
+    arr = np.ones(3)
+    fast, slow = make(arr, tl.device("cpu")), tl.Tensor(arr, tl.device("cpu"))
+    assert type(fast) is type(slow) is tl.Tensor
+    for name in vars(slow):  # every field __init__ declares reads the same from a tensor make() built
+        assert getattr(fast, name) is getattr(slow, name), name
+    scalar = make(np.float32(2.0), tl.device("cpu"))._data  # a NumPy scalar becomes a 0-d array
+    assert isinstance(scalar, np.ndarray) and scalar.shape == ()
+    with pytest.raises(TypeError, match="create tensors with tinygrad_lab.tensor"):
+        tl.Tensor([1.0, 2.0])
+
+
+def test_a_node_declares_its_fields_in_init():
+    import inspect
+    y = leaf(X) * 2.0
+    source = inspect.getsource(Node.__init__)
+    for name in vars(y.grad_fn):
+        assert f"self.{name} " in source or f"self.{name}:" in source, name

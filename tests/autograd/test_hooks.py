@@ -233,3 +233,45 @@ def test_retain_grad_of_one_output_of_a_multi_output_op(torch):
         return [a.grad, b.grad]
 
     _compare(torch, scenario, [1.0, 2.0, 3.0, 4.0])
+
+
+# ---------------------------------------------------------------- hooks returning the wrong thing
+
+def _errors(lib, make_hook, on_leaf: bool):
+    """The exception (type, message) raised by a backward through a hook; None if none is raised."""
+    x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    target = x if on_leaf else x * 2.0
+    target.register_hook(make_hook())
+    try:
+        (target * 3.0).sum().backward()
+    except Exception as e:
+        return type(e), str(e)
+    return None
+
+
+def _sliced():
+    def keep_first_row(g):
+        return g[:1]
+    return keep_first_row
+
+
+@pytest.mark.parametrize("on_leaf", [True, False], ids=["leaf", "non_leaf"])
+@pytest.mark.parametrize("make_hook, kind, words", [
+    (_sliced, RuntimeError, "hook 'keep_first_row' has changed the size of value"),
+    (lambda: (lambda g: g.sum(0)), RuntimeError, "hook '<lambda>' has changed the size of value"),
+    (lambda: (lambda g: 1.0), TypeError, "hook '<lambda>' returned 'float'"),
+    (lambda: (lambda g: g.double()), RuntimeError, "hook '<lambda>' has changed the type of value"),
+], ids=["sliced", "reduced", "float", "dtype"])
+def test_a_hook_may_not_change_the_gradients_size_type_or_dtype(torch, make_hook, kind, words, on_leaf):
+    ours = _errors(tl, make_hook, on_leaf)
+    assert ours is not None and ours[0] is kind and words in ours[1], ours
+    theirs = _errors(torch, make_hook, on_leaf)
+    assert theirs is not None and theirs[0] is kind  # PyTorch refuses it too, with the same exception type
+
+
+def test_a_refused_hook_leaves_no_gradient_behind():
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g[:1])
+    with pytest.raises(RuntimeError, match="changed the size"):
+        (x * 2.0).sum().backward()
+    assert x.grad is None

@@ -37,6 +37,11 @@ class LabServer:
     def __init__(self, url: str, root: Path, log: Path):
         self.url, self.root, self.log = url, root, log
 
+    def copy_notebook(self, path: Path) -> str:
+        """A committed notebook, copied as it is (the server has never seen it: untrusted, as after a clone)."""
+        (self.root / path.name).write_bytes(path.read_bytes())
+        return path.name
+
     def write_notebook(self, name: str, cells: list[str]) -> str:
         """A notebook of code cells in the server's folder; returns its path for /lab/tree/."""
         nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
@@ -64,8 +69,9 @@ def lab_server(tmp_path_factory):
     # a private settings folder (the user's own stays untouched): no news pop-up over the widgets,
     # and notebooks start their kernel without asking
     settings = root.parent / "lab-settings"
+    # every cell rendered (no windowing), so tests can find any cell of a long lesson
     for name, value in {"apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
-                        "notebook-extension/tracker": {"autoStartDefaultKernel": True}}.items():
+                        "notebook-extension/tracker": {"autoStartDefaultKernel": True, "windowingMode": "none"}}.items():
         path = settings / "@jupyterlab" / f"{name}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value))

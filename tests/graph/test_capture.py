@@ -23,14 +23,15 @@ def test_tiny_program_nodes_by_hand(tiny):
     _, _, _, g = tiny
     # creation order: the leaves' AccumulateGrad nodes are made when the Linear op first uses them,
     # the data input x appears just before the op that took it
+    # names: parameters by module path, the other tensors after the variables holding them (the fixture's)
     assert [(n.id, n.kind, n.op, n.name) for n in g] == [
         (0, "parameter", None, "fc.weight"),
         (1, "parameter", None, "fc.bias"),
-        (2, "input", None, None),
+        (2, "input", None, "x"),
         (3, "op", "Linear", None),
         (4, "op", "Relu", None),
         (5, "op", "Mul", None),
-        (6, "op", "Sum", None),
+        (6, "op", "Sum", "loss"),
     ]
     assert [n.inputs for n in g] == [(), (), (), ((2, 0), (0, 0), (1, 0)), ((3, 0),), ((4, 0), (4, 0)), ((5, 0),)]
     assert [n.input_names for n in g][3:] == [("x", "w", "b"), ("x",), ("a", "b"), ("x",)]
@@ -93,7 +94,8 @@ def test_params_argument_names_any_leaf():
     x = tl.tensor([1.0, 2.0], requires_grad=True)
     g = graph.capture((x * 3.0).sum(), params={"x": x})
     assert (g[0].kind, g[0].name) == ("parameter", "x")
-    unnamed = graph.capture((x * 3.0).sum())
+    assert (graph.capture((x * 3.0).sum())[0].name) == "x"  # the caller's variable
+    unnamed = graph.capture((x * 3.0).sum(), namespace={})
     assert (unnamed[0].kind, unnamed[0].name) == ("input", None)
 
 

@@ -2,6 +2,7 @@
 summarising big graphs, and the error when Graphviz is missing."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import pathlib
@@ -14,6 +15,7 @@ import pytest
 
 import tinygrad_lab as tl
 from tinygrad_lab import graph, nn
+from tinygrad_lab.graph import render
 
 from ._programs import chain, cnn, golden_dots, mlp, tiny_program
 
@@ -66,52 +68,129 @@ def test_dot_is_byte_identical_within_a_process(dots):
 # ---------------------------------------------------------------- labels and legend
 
 def _labels(dot: str) -> dict:
-    """DOT node name -> its label, with newlines."""
-    return {m[0]: m[1].replace("\\n", "\n") for m in re.findall(r'^\s*(\w+) \[label="((?:[^"\\]|\\.)*)"', dot, re.MULTILINE)}
+    """DOT node name -> its label as text: Graphviz's HTML-like labels with lines split at <br/>,
+    tags dropped and entities decoded."""
+    out = {}
+    for name, label in re.findall(r"^\s*(\w+) \[label=<(.*)>, (?:shape|style)=", dot, re.MULTILINE):
+        text = re.sub(r"<[^>]+>", "", label.replace("<br/>", "\n"))
+        out[name] = html.unescape(text)
+    return out
 
 
-def test_labels_carry_shape_dtype_saved_values_and_grads():
+def test_labels_carry_names_shape_dtype_saved_values_and_grads():
     model, _, loss = tiny_program()
     g = graph.capture(loss, params=dict(model.named_parameters()))
     plain = _labels(g.to_dot())
     assert plain["n0"] == "fc.weight\n[2, 3] float32"
     assert plain["n3"] == "Linear\n[1, 2] float32\nsaved: x, w · 36 B"
     assert plain["n5"] == "Mul\n[1, 2] float32\nsaved: a, b · 16 B"
-    assert plain["n6"] == "Sum\n[] float32"
+    assert plain["n6"] == "loss = Sum\n[] float32"  # the test's own variable
     assert _labels(g.to_dot(show_saved=False))["n3"] == "Linear\n[1, 2] float32"
     values = _labels(g.to_dot(show_values=True))
     assert values["n1"] == "fc.bias\n[2] float32\n= [0.5, -0.5]"
+    assert values["n6"].endswith("\n= 3.61") and values["n4"].endswith("= [1.9, 0]")  # relu saved its output
+    assert values["n3"].endswith("\nvalue not kept")  # nothing saved Linear's output, no variable holds it
     loss.backward()
     grads = _labels(g.to_dot(show_grads=True))
-    assert grads["n1"] == "fc.bias\n[2] float32\n∇ = [3.8, 0]"
+    assert grads["n1"] == "fc.bias\n[2] float32\ngrad = [3.8, 0]"
 
 
-def test_big_tensors_show_statistics():
+def test_every_value_is_known_after_recording():
+    model = tiny_program()[0]
+    with graph.record():
+        x = tl.tensor([[1.0, 2.0, 3.0]])
+        r = model(x).relu()
+        loss = (r * r).sum()
+    labels = _labels(graph.capture(loss).to_dot(show_values=True))  # a later capture reads what record() kept
+    assert not [n for n, text in labels.items() if "value not kept" in text]
+    assert labels["n3"].endswith("= [1.9, -0.3]") and labels["n2"].startswith("x\n")
+
+
+def test_big_tensors_show_first_values_and_range():
     x = tl.arange(20, dtype=tl.float32).requires_grad_()
     g = graph.capture(x)
-    assert _labels(g.to_dot(show_values=True))["n0"] == "input\n[20] float32\nmin 0  max 19\nmean 9.5  norm 49.7"
+    assert _labels(g.to_dot(show_values=True))["n0"] == "x\n[20] float32\n= [0, 1, 2, …]\nmin 0 · max 19"
 
 
-def test_styles_and_legend():
+def test_learners_names_label_leaves_and_ops():
+    w = tl.tensor([0.5, -1.0], requires_grad=True)
+    x = tl.tensor([1.0, 2.0])
+    b = tl.tensor(0.1, requires_grad=True)
+    z = (w * x).sum() + b
+    loss = (z - 4.0) ** 2
+    labels = {k: v.split("\n")[0] for k, v in _labels(graph.capture(loss).to_dot()).items() if k != "legend"}
+    assert sorted(labels.values()) == ["Mul", "Sub", "Sum", "b", "loss = Pow", "w", "x", "z = Add"]
+    alias = loss  # a second name for the same tensor: the shortest wins, deterministically
+    labels = _labels(graph.capture(alias).to_dot())
+    assert labels[max(labels, key=lambda k: int(k[1:]) if k[1:].isdigit() else -1)].startswith("loss = Pow")
+
+
+def test_names_are_looked_up_without_keeping_tensors_alive():
+    import gc
+    import weakref
+
+    def build():
+        h = tl.tensor([1.0, 2.0], requires_grad=True) * 3.0
+        return graph.capture(h.sum()), weakref.ref(h)
+    g, ref = build()
+    gc.collect()
+    assert ref() is None and _labels(g.to_dot())["n1"].startswith("h = Mul")
+
+
+def test_names_come_from_a_given_namespace_and_skip_private_names():
+    a = tl.tensor([1.0], requires_grad=True)
+    y = a * 2.0
+    g = graph.capture(y, namespace={"_hidden": a, "first": y})
+    assert [n.name for n in g] == [None, "first"]
+
+
+def test_html_in_names_is_escaped():
+    t = tl.tensor([1.0], requires_grad=True)
+    g = graph.capture(t * 2.0, namespace={"a<b>": t})
+    assert "a&lt;b&gt;" in g.to_dot() and "<b>a<b></b>" not in g.to_dot()
+
+
+def test_styles_and_legend_share_one_palette():
     model, _, loss = tiny_program()
     dot = graph.capture(loss, params=dict(model.named_parameters())).to_dot()
-    assert re.search(r'n0 \[.*fillcolor="#dcfce7"', dot)  # parameter: green
-    assert re.search(r'n2 \[.*fillcolor="#dbeafe"', dot)  # input: blue
+    assert re.search(r'n0 \[.*fillcolor="#dcfce7", color="#16a34a"', dot)  # parameter: green
+    assert re.search(r'n2 \[.*fillcolor="#dbeafe", color="#2563eb"', dot)  # input: blue
     assert re.search(r'n6 \[.*style="rounded,filled,bold", fillcolor="#fde68a"', dot)  # output: amber
     legend = re.search(r"legend \[.*\]", dot).group(0)
-    for text in ("input tensor", "parameter", "op, labelled with the tensor it makes", "output", "saved"):
-        assert text in legend
+    for kind in ("input", "parameter", "op", "output"):
+        fill, border = render.PALETTE[kind]
+        assert f'bgcolor="{fill}" color="{border}"' in legend and render.LEGEND[kind] in legend
+    assert f'<font color="{render.COLORS["saved"]}">saved</font>' in legend
     assert "collapsed module" not in legend  # only what the drawing uses
     assert "legend" not in graph.capture(loss).to_dot(legend=False)
+    assert render.draw(graph.capture(loss)).legend == ("input", "parameter", "op", "output", "saved")
 
 
-def test_forward_only_ops_are_dashed_and_highlight_is_red():
+def test_forward_only_ops_are_dashed_and_the_current_step_is_orange():
     with graph.record() as rec:
         x = tl.tensor([1.0, 2.0])
         (x * 2.0).exp()
-    dot = rec.graph.to_dot(highlight=1)
-    assert re.search(r'n1 \[.*style="rounded,filled,dashed".*penwidth=3, color="#dc2626"', dot)
-    assert "current backward step" in dot
+    drawing = render.draw(rec.graph, highlight=1, show_grads=True)
+    grad = render.COLORS["grad"]
+    assert re.search(rf'n1 \[.*style="rounded,filled,dashed".*penwidth=3, color="{grad}"', drawing.dot)
+    assert "current" in drawing.legend and f'color="{grad}" border="2"' in drawing.dot  # the legend's outline
+
+
+def test_labels_use_glyphs_default_fonts_have():
+    model, _, loss = tiny_program()
+    loss.backward()
+    dot = graph.capture(loss, params=dict(model.named_parameters())).to_dot(show_values=True, show_grads=True)
+    assert not re.search(r"[⇒∇ᵀˣ‖⊙]", dot)
+
+
+def test_png_of_a_graph():
+    model, _, loss = tiny_program()
+    png = graph.capture(loss).to_png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    svg = graph.capture(loss).to_svg()
+    w_pt, h_pt = (float(v) for v in re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+) ([\d.]+)"', svg).groups())
+    assert abs(width - w_pt * 96 / 72) <= 2 and abs(height - h_pt * 96 / 72) <= 2  # the size the SVG shows at
 
 
 def test_repeated_argument_draws_one_edge_per_argument():
@@ -140,8 +219,8 @@ def _clusters(dot: str) -> dict:
 
 
 def _named(dot: str, name: str) -> str:
-    """The DOT node whose label starts with `name`."""
-    return next(n for n, label in _labels(dot).items() if label.split("\n")[0] == name)
+    """The DOT node whose title is `name` (a leaf's name, or an op's: "Relu", also "loss = Relu")."""
+    return next(n for n, label in _labels(dot).items() if label.split("\n")[0].split(" = ")[-1] == name)
 
 
 def test_module_clusters_on_an_mlp():

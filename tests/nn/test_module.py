@@ -102,6 +102,16 @@ def test_load_state_dict_errors_name_keys_and_shapes(torch):
         _tree(torch).load_state_dict(tsd)
 
 
+@pytest.mark.parametrize("bad", [[1, 2], (("w", 1),), "weights", None, 3])
+def test_load_state_dict_wants_a_dict(torch, bad):
+    # issue 16: a list used to be reported as "Missing key(s)"
+    with pytest.raises(TypeError) as ours:
+        _tree(tl).load_state_dict(bad)
+    with pytest.raises(TypeError) as theirs:
+        _tree(torch).load_state_dict(bad)
+    assert str(ours.value) == str(theirs.value)  # Expected state_dict to be dict-like, got <class 'list'>.
+
+
 def test_load_state_dict_copies_in_place_and_non_strict_reports(torch):
     ours = _tree(tl)
     w = ours.a.w

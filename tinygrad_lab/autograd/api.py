@@ -12,7 +12,8 @@ def _as_tuple(x) -> tuple:
 
 
 def _seed_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
-    """The gradients that start backward: given ones, or 1 for scalar outputs."""
+    """The gradients that start backward: given ones, or 1 for scalar outputs (outputs checked)."""
+    _check_requires_grad(outputs)
     if grads and len(grads) != len(outputs):
         raise RuntimeError(f"grad requires one gradient per output: got {len(grads)} gradients for {len(outputs)} outputs")
     seeds = []
@@ -22,7 +23,7 @@ def _seed_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
             if t._data.size != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has shape "
                                    f"{list(t._data.shape)}); pass gradient= (e.g. torch-style y.backward(torch.ones_like(y)))")
-            g = make(t._device.backend.xp.ones_like(t._data), t._device)
+            g = make(t._device.backend.xp.asarray(1, dtype=t._data.dtype).reshape(t._data.shape), t._device)
         elif not isinstance(g, TensorBase):
             g = make(t._device.backend.xp.full(t._data.shape, g, dtype=t._data.dtype), t._device)
         elif g._data.shape != t._data.shape:
@@ -47,20 +48,10 @@ def _check_requires_grad(outputs: tuple) -> None:
 def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, create_graph: bool = False,
              inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into every leaf's `.grad` (or only into `inputs`)."""
-    if grad_tensors is None and inputs is None and isinstance(tensors, TensorBase) and (
-            tensors._grad_fn is not None and tensors._data.size == 1):  # loss.backward(): the common case
-        data = tensors._data  # the seed 1, built in C (np.ones_like is Python-level)
-        seed = make(tensors._device.backend.xp.asarray(1, dtype=data.dtype).reshape(data.shape), tensors._device)
-        run_backward((tensors,), (seed,), retain_graph=create_graph if retain_graph is None else retain_graph,
-                     create_graph=create_graph)
-        return
     outputs = _as_tuple(tensors)
-    _check_requires_grad(outputs)
-    seeds = _seed_grads(outputs, _as_tuple(grad_tensors) if isinstance(grad_tensors, TensorBase) or grad_tensors is None
-                        else tuple(grad_tensors), create_graph)
-    inputs = _as_tuple(inputs) or None
+    seeds = _seed_grads(outputs, _as_tuple(grad_tensors), create_graph)
     run_backward(outputs, seeds, retain_graph=create_graph if retain_graph is None else retain_graph,
-                 create_graph=create_graph, inputs=inputs)
+                 create_graph=create_graph, inputs=_as_tuple(inputs) or None)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
@@ -68,13 +59,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, c
     """d(outputs)/d(inputs), returned instead of accumulated into `.grad`.
     With create_graph=True the result is differentiable again (higher-order gradients)."""
     outs = _as_tuple(outputs)
+    seeds = _seed_grads(outs, _as_tuple(grad_outputs), create_graph)
     ins = _as_tuple(inputs)
-    _check_requires_grad(outs)
     for i, t in enumerate(ins):
         if not t._requires_grad:
             raise RuntimeError(f"One of the differentiated Tensors (input {i}) does not require grad")
-    gos = _as_tuple(grad_outputs) if isinstance(grad_outputs, TensorBase) or grad_outputs is None else tuple(grad_outputs)
-    seeds = _seed_grads(outs, gos, create_graph)
     result = run_backward(outs, seeds, retain_graph=create_graph if retain_graph is None else retain_graph,
                           create_graph=create_graph, inputs=ins, capture=True)
     allow_unused = allow_unused or materialize_grads

@@ -4,9 +4,13 @@
 engine publishes each `BackwardStep` it takes. The live graph, the backward
 stepper and per-op timing all subscribe here; with no subscriber the engine pays
 one truth test per op.
+
+Subscribers are process-wide; whether events are muted is per thread (as grad mode is):
+a backward pass in one thread mutes only that thread's own ops.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, NamedTuple
 
 
@@ -22,8 +26,17 @@ class OpEvent(NamedTuple):
     seconds: float
 
 
+class _State(threading.local):
+    muted = False  # True while this thread produces or delivers an event (or runs a backward pass)
+
+
 subscribers: list[Callable[[Any], None]] = []
-muted = [False]  # True while an event is being produced or delivered
+state = _State()
+
+
+def observed() -> bool:
+    """Whether an event produced now, in this thread, would be delivered."""
+    return bool(subscribers) and not state.muted
 
 
 class Subscription:

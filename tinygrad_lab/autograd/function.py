@@ -4,12 +4,16 @@ Built-in ops and user-defined Functions alike subclass `Function` with
 `forward(ctx, *args)` and `backward(ctx, *grad_outputs)` staticmethods and run
 through `Function.apply`, which
 
-1. checks that all tensor arguments are on one device,
-2. when a gradient is needed (grad mode on, an input requires grad), creates a
-   graph node (the `ctx`) whose edges point at the inputs' nodes,
-3. runs `forward` (built-in ops return backend arrays, user Functions return
-   Tensors), wraps the outputs, and
-4. publishes an OpEvent when someone subscribes (the instrumentation point).
+1. checks that all tensor arguments are on one device, and whether any of them
+   requires grad,
+2. when someone subscribes to the engine's events, times the op and publishes
+   an OpEvent (the instrumentation point; `_apply_observed`),
+3. makes the `ctx`: a graph node whose edges point at the inputs' nodes when a
+   gradient is needed (`Node`), otherwise the device's shared no-op ctx,
+4. runs `forward`: a built-in op (`ops.Op`) computes on backend arrays; a user
+   Function's forward runs ops, with grad mode off so that they record nothing,
+5. wraps the outputs as tensors; when a node was made, the outputs that can
+   carry a gradient point back at it (`_wrap`).
 
 `backward` is written with differentiable ops, so running it with grad mode on
 (`create_graph=True`) records the graph of the gradient itself.
@@ -17,98 +21,150 @@ through `Function.apply`, which
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 import weakref
 
-import numpy as np
-
 from . import events
 from .grad_mode import state as _grad_state
-from .tensor_base import (_NP_SCALARS, TensorBase, _cls as _tensor_cls, _new, make, make_view, tensor_types,
-                          version_counter)
+from .tensor_base import TensorBase, make, make_view, tensor_types, version_counter
 
 _node_ids = itertools.count()
-
-# The scopes ops run in, outermost first: nn.Module.__call__ pushes its module here, and every
-# recorded node keeps a snapshot (`Node.scope`), so a graph drawn later knows which layer made it.
-scope_stack: list = []
 _FREED = object()  # Node._saved after the graph was freed by backward
 
 
-class _AllFalse:
-    """needs_input_grad of a forward that records nothing."""
+class Function:
+    """Base class of every op. Subclass with staticmethods `forward(ctx, *args)`
+    and `backward(ctx, *grad_outputs)`, then call `MyFunction.apply(*args)`.
 
-    def __getitem__(self, i):
-        return False
+    A user Function's forward receives tensors and returns tensors; it runs with grad
+    mode off, and the gradients its backward returns are checked (count, type, shape).
+    The built-in ops subclass `tinygrad_lab.ops.Op` instead, which sets `array_forward`.
+    """
+
+    differentiable = True  # False: outputs never require grad (comparisons, argmax, ...)
+    is_view = False        # True: the output shares memory with the first argument
+    array_forward = False  # True: forward computes on backend arrays and calls no ops, and backward's
+    #                        gradients are right by construction (the built-in ops, ops.Op)
+
+    @staticmethod
+    def forward(ctx, *args):
+        raise NotImplementedError("a Function subclass must implement forward(ctx, *args)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("this Function does not implement backward(ctx, *grad_outputs)")
+
+    @classmethod
+    def apply(cls, *args):
+        """Run the op on `args` (tensors and plain values) and return its output tensor(s)."""
+        # 1. one device for all tensor arguments; does any of them require grad?
+        device, wanted = None, False
+        for a in args:
+            if a.__class__ in tensor_types:  # isinstance(a, TensorBase): every subclass registers itself
+                if device is None:
+                    device = a._device
+                elif a._device is not device:
+                    raise _device_mismatch(cls, args)
+                if a._requires_grad:
+                    wanted = True
+        if device is None:
+            raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
+        # 2. someone watches: time the op and publish it (it runs again below, muted)
+        if events.subscribers and not events.state.muted:
+            return _apply_observed(cls, args)
+        # 3. the ctx: a graph node if a gradient will be wanted, else the shared no-op ctx
+        if wanted and cls.differentiable and _grad_state.enabled:
+            ctx = Node(cls, device, args)
+        else:
+            ctx = device._null_ctx or _new_null_ctx(device)
+        # 4. forward
+        out = cls.forward(ctx, *args) if cls.array_forward else _forward_unrecorded(cls, ctx, args)
+        # 5. the outputs as tensors, linked to the node
+        return _wrap(cls, out, ctx, args, device)
 
 
-class _SavedOutput:
-    """An output saved for backward: its array and version counter, not the tensor
-    (which refers to the node: holding it would make a cycle)."""
-
-    __slots__ = ("data", "nr", "vc")
-
-    def __init__(self, data, nr: int, vc: list):
-        self.data, self.nr, self.vc = data, nr, vc
-
-
-class NullContext:
-    """The ctx handed to `forward` when no graph is recorded: saving is a no-op.
-    One per device, shared, so the no-grad path allocates nothing."""
-
-    needs_input_grad = _AllFalse()
-
-    def __init__(self, device):
-        self.device = device
-        self.xp = device.backend.xp
-
-    def save_for_backward(self, *tensors) -> None:
-        pass
-
-    def mark_non_differentiable(self, *outputs) -> None:
-        pass
-
-    def set_materialize_grads(self, value: bool) -> None:
-        pass
+def _forward_unrecorded(cls, ctx, args):
+    """A user Function's forward, built from ops: grad mode off, so that they record nothing."""
+    prev, _grad_state.enabled = _grad_state.enabled, False
+    try:
+        return cls.forward(ctx, *args)
+    finally:
+        _grad_state.enabled = prev
 
 
-class NodeName(str):
-    """A graph node's name: a string (`node.name`), and callable as PyTorch's `node.name()`."""
+def _wrap(cls, out, ctx, args, device):
+    """forward's result (an array, a tensor, or a tuple of them) as new tensors. When ctx is a graph
+    node, each floating-point output not marked non-differentiable gets it as grad_fn, and what
+    forward saved is stored with the versions in-place changes are checked against."""
+    if out.__class__ is tuple:
+        return _wrap_several(cls, out, ctx, args, device)
+    if out.__class__ in tensor_types:  # a user Function's output (or a transfer's), taken out of its graph
+        out, device = out._data, out._device
+    t = make_view(out, device, args[0]) if cls.is_view else make(out, device)  # a view shares args[0]'s versions
+    if ctx.__class__ is Node:
+        if t._data.dtype.kind == "f" and not (ctx._non_diff and _marked(t, ctx._non_diff)):
+            t._requires_grad, t._grad_fn = True, ctx
+        if ctx._saved:
+            ctx._pack_saved((out,), (t,))
+    return t
 
-    __slots__ = ()
 
-    def __call__(self) -> str:
-        return str(self)
+def _wrap_several(cls, outs: tuple, ctx, args, device) -> tuple:
+    wrapped = tuple(_wrap(cls, o, None, args, device) for o in outs)
+    if ctx.__class__ is Node:
+        ctx.n_outputs = len(wrapped)
+        ctx.output_shapes = tuple(t._data.shape for t in wrapped)
+        ctx.output_dtypes = tuple(t._data.dtype for t in wrapped)
+        for nr, t in enumerate(wrapped):
+            if t._data.dtype.kind == "f" and not _marked(t, ctx._non_diff):
+                t._requires_grad, t._grad_fn, t._output_nr = True, ctx, nr
+        if ctx._saved:
+            ctx._pack_saved(outs, wrapped)
+    return wrapped
+
+
+def _marked(t: TensorBase, non_diff: tuple) -> bool:
+    """Whether output t is one that forward marked non-differentiable (by tensor or by array)."""
+    return any(t._data is (n._data if isinstance(n, TensorBase) else n) for n in non_diff)
 
 
 class Node:
     """A recorded op in the backward graph (PyTorch's `grad_fn`), also the `ctx`
-    its Function's forward and backward receive.
+    its Function's forward and backward receive."""
 
-    id               creation-order counter; every node's id is larger than its inputs'
-    fn               the Function class
-    edges            per forward argument: (node, output_nr) where its gradient goes, or None
-    needs_input_grad per forward argument: whether a gradient is wanted
-    input_shapes     per forward argument: its shape (None for non-tensors)
-    next_functions   PyTorch's view of the edges: one per tensor argument, (None, 0) if it needs no gradient
-    scope            the scope_stack when it was recorded (the nn.Module calls it ran in), outermost first
-    """
-
-    # defaults on the class: recording a node stores only what differs
-    n_outputs = 1
-    output_shapes = output_dtypes = None  # set for nodes with several outputs
-    _to_save = ()
-    _saved = ()
-    _non_diff = ()
-    _materialize = True
-    _pre_hooks = None
-    _retained = None
-    scope = ()
+    def __init__(self, fn: type, device, args: tuple):
+        edges, shapes, needs = [], [], []
+        for a in args:
+            if a.__class__ in tensor_types:  # isinstance(a, TensorBase)
+                e = edge(a)
+                edges.append(e)
+                shapes.append(a._data.shape)
+                needs.append(e is not None)
+            else:
+                edges.append(None)
+                shapes.append(None)
+                needs.append(False)
+        self.fn = fn                            # the Function class
+        self.device = device
+        self.xp = device.backend.xp             # the array module forward and backward compute with
+        self.edges = tuple(edges)               # per forward argument: (node, output_nr) its gradient goes to, or None
+        self.input_shapes = tuple(shapes)       # per forward argument: its shape (None for non-tensors)
+        self.needs_input_grad = tuple(needs)    # per forward argument: whether a gradient is wanted
+        self.id = next(_node_ids)               # creation order: larger than every input node's id
+        self.scope = tuple(scope_stack.items)   # the nn.Modules running when it was recorded, outermost first
+        self.n_outputs = 1
+        self.output_shapes = self.output_dtypes = None  # set for nodes with several outputs
+        self._saved = ()                        # what forward saved, then packed with versions: (value, version) pairs
+        self._non_diff = ()                     # outputs marked non-differentiable
+        self._materialize = True                # missing output gradients become zeros
+        self._pre_hooks = None                  # output_nr -> {key: hook}: register_hook on an output
+        self._retained = None                   # output_nr -> weakref of a tensor that retains its grad
 
     # ---- the ctx API of PyTorch's autograd.Function ----
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or arrays) for backward; checked against in-place changes."""
-        self._to_save = tensors
+        self._saved = tensors  # packed by apply once the outputs exist (_pack_saved)
 
     def mark_non_differentiable(self, *outputs) -> None:
         self._non_diff = outputs
@@ -135,14 +191,27 @@ class Node:
                 out.append(self._unpack(value, version))
         return tuple(out)
 
+    def _pack_saved(self, outs: tuple, wrapped: tuple) -> None:
+        """Store what forward saved, each with its version now, so in-place changes are caught.
+        An output is kept as its array and version counter (the tensor refers to this node)."""
+        packed = []
+        for s in self._saved:
+            is_tensor = isinstance(s, TensorBase)
+            for nr, o in enumerate(outs):
+                if (s._data is wrapped[nr]._data) if is_tensor else (s is o):
+                    packed.append(_pack_output(wrapped[nr], nr))
+                    break
+            else:  # an input (or any other tensor), or a plain value (an array, a mask, a shape)
+                packed.append((s, s._vc[0] if s._vc is not None else 0) if is_tensor else (s, None))
+        self._saved = tuple(packed)
+
     def _unpack(self, value, version):
         """A saved output rebuilt as a tensor, or PyTorch's error for a modified tensor."""
         if value.__class__ is _SavedOutput:
             data, nr, vc = value.data, value.nr, value.vc
             current = vc[0]
         else:
-            vc = value._vc
-            current = vc[0] if vc is not None else 0
+            current = _version(value)
         if current != version:
             what = f"output {nr} of {self.name}" if value.__class__ is _SavedOutput \
                 else f"a tensor of shape {list(value._data.shape)}"
@@ -153,7 +222,7 @@ class Node:
                 f"with its out-of-place form, or .clone() the tensor first.")
         if value.__class__ is not _SavedOutput:
             return value
-        t = make(data, self.device)  # an output, rebuilt on demand: the node does not own its output tensor
+        t = make(data, self.device)  # rebuilt on demand: the node does not own its output
         t._requires_grad, t._grad_fn, t._output_nr, t._vc = True, self, nr, vc
         return t
 
@@ -181,6 +250,37 @@ class Node:
         if self._retained is None:
             self._retained = {}
         self._retained[output_nr] = weakref.ref(tensor)
+
+
+def _version(t: TensorBase) -> int:
+    return t._vc[0] if t._vc is not None else 0
+
+
+def _pack_output(t: TensorBase, nr: int) -> tuple:
+    """A saved output: its array and version counter (a non-differentiable one: the tensor itself)."""
+    if t._grad_fn is None:
+        return (t, 0)
+    vc = version_counter(t)
+    return (_SavedOutput(t._data, nr, vc), vc[0])
+
+
+class _SavedOutput:
+    """An output saved for backward: its array and version counter, not the tensor
+    (which refers to the node: holding it would make a cycle)."""
+
+    __slots__ = ("data", "nr", "vc")
+
+    def __init__(self, data, nr: int, vc: list):
+        self.data, self.nr, self.vc = data, nr, vc
+
+
+class NodeName(str):
+    """A graph node's name: a string (`node.name`), and callable as PyTorch's `node.name()`."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        return str(self)
 
 
 class AccumulateGrad:
@@ -224,6 +324,117 @@ def edge(t: TensorBase):
     return None
 
 
+def check_gradients(node, out: tuple) -> tuple:
+    """The gradients a backward returned, checked: one per forward argument (extra trailing Nones are
+    allowed, as in PyTorch), each None or a tensor of its input's shape; otherwise an error naming
+    the function. Run for user Functions and learners' backwards (built-in ops' gradients are right
+    by construction, and tested)."""
+    n = len(node.edges)
+    if len(out) != n:
+        if not (len(out) > n and all(g is None for g in out[n:])):
+            raise RuntimeError(f"function {node.name} returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(out)})")
+        out = out[:n]
+    for i, (g, expected) in enumerate(zip(out, node.input_shapes)):
+        if g is None or node.edges[i] is None:
+            continue
+        if not isinstance(g, TensorBase):
+            raise TypeError(f"{node.name} returned a gradient of type {type(g).__name__} at index {i}; "
+                            f"expected a Tensor or None")
+        if g._data.shape != expected:
+            raise RuntimeError(f"Function {node.name} returned an invalid gradient at index {i} - got shape "
+                               f"{list(g._data.shape)} but expected shape compatible with {list(expected)}")
+    return out
+
+
+def check_result(out, shape: tuple, what: str) -> TensorBase:
+    """A learner's piece's result (tinygrad_lab.seams): a tensor of `shape`, or an error saying what
+    `what` returned instead."""
+    if not isinstance(out, TensorBase) or out._data.shape != tuple(shape):
+        got = list(out._data.shape) if isinstance(out, TensorBase) else type(out).__name__
+        raise RuntimeError(f"{what} returned {got}: it must return a tensor of shape {list(shape)}")
+    return out
+
+
+# ---------------------------------------------------------------- what apply needs besides
+
+class _AllFalse:
+    """needs_input_grad of a forward that records nothing."""
+
+    def __getitem__(self, i):
+        return False
+
+
+class NullContext:
+    """The ctx handed to `forward` when no graph is recorded: saving is a no-op.
+    One per device, shared, so the no-grad path allocates nothing."""
+
+    needs_input_grad = _AllFalse()
+
+    def __init__(self, device):
+        self.device = device
+        self.xp = device.backend.xp
+
+    def save_for_backward(self, *tensors) -> None:
+        pass
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        pass
+
+
+def _new_null_ctx(device) -> NullContext:
+    """The first no-grad op on a device makes its shared ctx."""
+    ctx = device._null_ctx = NullContext(device)
+    return ctx
+
+
+class _ScopeStack(threading.local):
+    """The scopes ops run in, outermost first: nn.Module.__call__ pushes its module here, and every
+    recorded node keeps a snapshot (`Node.scope`), so a graph drawn later knows which layer made it.
+    A list per thread (modules called in two threads do not mix), used like a list."""
+
+    def __init__(self):
+        self.items: list = []
+
+    def append(self, scope) -> None:
+        self.items.append(scope)
+
+    def pop(self):
+        return self.items.pop()
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __setitem__(self, i, value) -> None:
+        self.items[i] = value
+
+    def __delitem__(self, i) -> None:
+        del self.items[i]
+
+    def __eq__(self, other) -> bool:
+        return self.items == (other.items if isinstance(other, _ScopeStack) else other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self.items)
+
+
+scope_stack = _ScopeStack()
+
+
 class RemovableHandle:
     """Returned by register_hook: `remove()` takes the hook away again."""
 
@@ -260,180 +471,10 @@ def _device_mismatch(fn: type, args: tuple) -> RuntimeError:
         f"e.g. t = t.to('{target}').")
 
 
-class Function:
-    """Base class of every op. Subclass with staticmethods `forward(ctx, *args)`
-    and `backward(ctx, *grad_outputs)`, then call `MyFunction.apply(*args)`."""
-
-    differentiable = True  # False: outputs never require grad (comparisons, argmax, ...)
-    is_view = False        # True: the output shares memory with the first argument
-    array_forward = False  # True: forward computes on arrays and calls no ops (the built-in ops)
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        # The built-in ops (tinygrad_lab.ops) compute their forward on backend arrays, so grad
-        # mode need not be switched off around it; a user Function's forward uses ops, and must.
-        if "array_forward" not in cls.__dict__:
-            cls.array_forward = cls.__module__.startswith("tinygrad_lab.ops.")
-
-    @staticmethod
-    def forward(ctx, *args):
-        raise NotImplementedError("a Function subclass must implement forward(ctx, *args)")
-
-    @staticmethod
-    def backward(ctx, *grad_outputs):
-        raise NotImplementedError("this Function does not implement backward(ctx, *grad_outputs)")
-
-    @classmethod
-    def apply(cls, *args):
-        device = None
-        need = False
-        for a in args:
-            if a.__class__ in tensor_types:  # isinstance(a, TensorBase): every subclass registers itself
-                if device is None:
-                    device = a._device
-                elif a._device is not device:
-                    raise _device_mismatch(cls, args)
-                if a._requires_grad:
-                    need = True
-        if device is None:
-            raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
-        if events.subscribers and not events.muted[0]:
-            return _apply_observed(cls, args)
-        if need and cls.differentiable and _grad_state.enabled:
-            return _apply_recorded(cls, args, device)
-        ctx = device._null_ctx or _new_null_ctx(device)
-        # a call with a fixed number of arguments is faster than one with *args (no list, no tuple built)
-        n = len(args)
-        if n == 2:
-            out = cls.forward(ctx, args[0], args[1])
-        elif n == 1:
-            out = cls.forward(ctx, args[0])
-        elif n == 3:
-            out = cls.forward(ctx, args[0], args[1], args[2])
-        else:
-            out = cls.forward(ctx, *args)
-        kind = out.__class__
-        if kind in _NP_SCALARS:  # a full reduction or a vector dot: NumPy gives a scalar
-            out = np.array(out)
-        elif kind not in _array_types or cls.is_view:  # several outputs, a view, a user Function's tensor
-            return _wrap_plain(out, args, device, cls)
-        t = _new(_tensor_cls[0])  # make(), inlined: the no-grad hot path
-        t._data = out
-        t._device = device
-        return t
-
-
-def _wrap_plain(out, args, device, fn):
-    if type(out) is tuple:
-        return tuple(_wrap_plain(o, args, device, fn) for o in out)
-    if isinstance(out, TensorBase):  # a user Function's output (or a transfer to another device)
-        return make(out._data, out._device)
-    if fn.is_view:
-        return make_view(out, device, args[0])
-    return make(out, device)
-
-
-_array_types: set = set()  # the backends' array classes: an op's output of one of these is wrapped inline
-
-
-def _new_null_ctx(device) -> NullContext:
-    """The first no-grad op on a device: its shared ctx, and its backend's array class noted."""
-    ctx = device._null_ctx = NullContext(device)
-    _array_types.add(ctx.xp.ndarray)
-    return ctx
-
-
-def _apply_recorded(cls, args, device):
-    """The forward of an op whose output needs a gradient: record a graph node.
-    (The hot path of training: one pass over the arguments, no generator expressions.)"""
-    node = _new(Node)  # no __init__ call: the fields are set here, the only place nodes are made
-    node.fn = cls
-    node.device = device
-    node.xp = device.backend.xp
-    nexts, shapes, needs = [], [], []
-    for a in args:
-        if a.__class__ in tensor_types:
-            e = edge(a)
-            nexts.append(e)
-            shapes.append(a._data.shape)
-            needs.append(e is not None)
-        else:
-            nexts.append(None)
-            shapes.append(None)
-            needs.append(False)
-    node.edges = tuple(nexts)
-    node.input_shapes = tuple(shapes)
-    node.needs_input_grad = tuple(needs)
-    node.id = next(_node_ids)  # after the edges: ids grow along the graph
-    if scope_stack:
-        node.scope = tuple(scope_stack)
-    if cls.array_forward:
-        out = cls.forward(node, *args)
-    else:
-        _grad_state.enabled = False  # a user forward built from ops must not record
-        try:
-            out = cls.forward(node, *args)
-        finally:
-            _grad_state.enabled = True
-    if type(out) is not tuple and not node._non_diff:  # the common case: one differentiable output
-        data, dev = (out._data, out._device) if isinstance(out, TensorBase) else (out, device)
-        t = make_view(data, dev, args[0]) if cls.is_view else make(data, dev)
-        if data.dtype.kind == "f":
-            t._requires_grad = True
-            t._grad_fn = node
-        if node._to_save:
-            _pack_saved(node, (out,), (t,))
-        return t
-    outs = out if type(out) is tuple else (out,)
-    non_diff = node._non_diff
-    wrapped = []
-    for nr, o in enumerate(outs):
-        data, dev = (o._data, o._device) if isinstance(o, TensorBase) else (o, device)
-        t = make_view(data, dev, args[0]) if cls.is_view else make(data, dev)
-        if data.dtype.kind == "f" and not any(data is (n._data if isinstance(n, TensorBase) else n) for n in non_diff):
-            t._requires_grad, t._grad_fn, t._output_nr = True, node, nr
-        wrapped.append(t)
-    node.n_outputs = len(wrapped)
-    node.output_shapes = tuple(t._data.shape for t in wrapped)
-    node.output_dtypes = tuple(t._data.dtype for t in wrapped)
-    if node._to_save:
-        _pack_saved(node, outs, wrapped)
-    return tuple(wrapped) if type(out) is tuple else wrapped[0]
-
-
-def _pack_saved(node, outs, wrapped) -> None:
-    """Store what forward saved, each with its version, so in-place changes are caught."""
-    packed = []
-    for s in node._to_save:
-        if s.__class__ is _tensor_cls[0] or isinstance(s, TensorBase):
-            for nr, t in enumerate(wrapped):
-                if s._data is t._data:
-                    break
-            else:  # an input (or any other tensor)
-                vc = s._vc
-                packed.append((s, vc[0] if vc is not None else 0))
-                continue
-        else:
-            for nr, o in enumerate(outs):
-                if s is o:
-                    t = wrapped[nr]
-                    break
-            else:  # a plain value (an array, a mask, a shape)
-                packed.append((s, None))
-                continue
-        if t._grad_fn is None:  # a non-differentiable output: keep the tensor itself
-            packed.append((t, 0))
-        else:
-            vc = version_counter(t)
-            packed.append((_SavedOutput(t._data, nr, vc), vc[0]))
-    node._saved = tuple(packed)
-    node._to_save = ()
-
-
 def _apply_observed(cls, args):
     """apply with an OpEvent published: the path taken only while someone subscribes.
     Ops run inside (by a user Function's forward, or by a subscriber) are not published."""
-    events.muted[0] = True
+    events.state.muted = True
     try:
         t0 = time.perf_counter()
         out = cls.apply(*args)
@@ -441,5 +482,5 @@ def _apply_observed(cls, args):
         outs = out if type(out) is tuple else (out,)
         events.publish(events.OpEvent(cls, args, outs, outs[0]._grad_fn, seconds))
     finally:
-        events.muted[0] = False
+        events.state.muted = False
     return out

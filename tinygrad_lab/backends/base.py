@@ -23,6 +23,8 @@ class Stopwatch:
     def seconds(self) -> float:
         return self._end - self._start
 
+import numpy as np
+
 
 class Backend:
     """One array library on one kind of device.
@@ -65,6 +67,16 @@ class Backend:
     def amax(self, arr: Any, axis: int, keepdims: bool) -> Any:
         """arr's maximum along one axis, as ndarray.max (softmax's shift)."""
         return arr.max(axis, None, keepdims)
+
+    def zero(self, dtype) -> Any:
+        """A zero of `dtype` to compute with (relu's max(x, 0)): here a NumPy scalar, which array
+        modules pass to their kernels as it is."""
+        return np.dtype(dtype).type(0)
+
+    def masked(self, arr: Any, mask: Any) -> Any:
+        """arr where mask is True, 0 elsewhere: where(mask, arr, 0), every masked backward (relu,
+        clamp, where's gradient) runs it. mask is a bool array of arr's shape or one that broadcasts."""
+        return self.xp.where(mask, arr, self.zero(arr.dtype))
 
     def erf(self, arr: Any) -> Any:
         """The error function, elementwise (exact GELU needs it; NumPy has none)."""

@@ -9,6 +9,9 @@ from .base import Backend
 
 _scratch = threading.local()  # per-thread reusable buffers of the helpers below
 _ones: dict = {}  # (length, dtype) -> a read-only vector of ones, for sum
+_zeros: dict = {}  # dtype -> a read-only 0-d zero, for zero
+_BRANCHY = 4096  # elements: from here masked's branch-free select beats np.where
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # the unsigned integer of each float size
 
 
 class CPUBackend(Backend):
@@ -74,6 +77,27 @@ class CPUBackend(Backend):
             out = np.maximum.reduce(arr.T.copy(), 0)
             return out.reshape(-1, 1) if keepdims else out
         return np.maximum.reduce(arr, axis, None, None, keepdims)
+
+    def zero(self, dtype):
+        # A 0-d array made once per dtype: a ufunc converts a Python (or NumPy) scalar to an array anew
+        # on every call, which on a small array costs as much as the operation itself (maximum of 4
+        # float32 and 0: 1.6 -> 1.0 us).
+        z = _zeros.get(dtype)
+        if z is None:
+            z = np.zeros((), dtype)
+            z.setflags(write=False)
+            z = _zeros.setdefault(np.dtype(dtype), z)
+        return z
+
+    def masked(self, arr, mask):
+        # where(mask, arr, 0), bit for bit, several times faster on large float arrays: the bits of arr
+        # ANDed with all-ones where mask is True and zeros elsewhere (a select mispredicts on random
+        # masks; this has no branches). 1M float32, a random mask: 8.9 -> 0.4 ms (np.where -> this).
+        if arr.dtype.kind != "f" or arr.size < _BRANCHY or mask.shape != arr.shape:
+            return np.where(mask, arr, self.zero(arr.dtype))
+        keep = mask.astype(_UINT[arr.itemsize])  # 1 where mask (astype: a cast 3x faster than a ufunc's)
+        np.negative(keep, out=keep)  # 0 - 1 wraps to all ones
+        return np.bitwise_and(keep, arr.view(keep.dtype), out=keep).view(arr.dtype)
 
     def erf(self, arr):
         from scipy.special import erf  # imported on first use: scipy is large

@@ -46,25 +46,24 @@ class Softplus(Function):
     def backward(ctx, g: Tensor) -> Tensor:
         (x,) = ctx.saved_tensors
         s = x.sigmoid()
-        return g * s * (1 - s)  # the bug: the derivative of sigmoid, one derivative too many
+        return g * s * (1 - s)
 
 
-class _TrueSoftplus(Softplus):
-    """Softplus with the right backward: the checks' trusted twin of the broken one."""
+# The forward pass, one op per stage: (the tensor it makes, how, from which tensors).
+STAGES = (
+    ("h", lambda x, w: x @ w, ("x", "w")),
+    ("a", Softplus.apply, ("h",)),
+    ("s", Square.apply, ("a",)),
+    ("z", lambda s: Scale.apply(s, 0.5), ("s",)),
+    ("loss", lambda z: z.sum(), ("z",)),
+)
 
-    @staticmethod
-    def backward(ctx, g: Tensor) -> Tensor:
-        (x,) = ctx.saved_tensors
-        return g * x.sigmoid()
 
-
-def program(fixed: bool = False) -> dict[str, Tensor]:
+def program() -> dict[str, Tensor]:
     """Run the forward pass; returns its tensors by name: inputs x, w, then h = x @ w,
-    a = Softplus(h), s = Square(a), and loss = Scale(s, 0.5).sum(). `fixed` uses a correct Softplus."""
-    x = creation.tensor([[0.5, -1.0, 2.0]], dtype="float64", requires_grad=True)
-    w = creation.tensor([[1.0, -0.5], [0.25, 2.0], [-1.5, 0.5]], dtype="float64", requires_grad=True)
-    h = x @ w
-    a = (_TrueSoftplus if fixed else Softplus).apply(h)
-    s = Square.apply(a)
-    loss = Scale.apply(s, 0.5).sum()
-    return {"x": x, "w": w, "h": h, "a": a, "s": s, "loss": loss}
+    a = Softplus(h), s = Square(a), z = Scale(s, 0.5) and loss = z.sum()."""
+    t = {"x": creation.tensor([[0.5, -1.0, 2.0]], dtype="float64", requires_grad=True),
+         "w": creation.tensor([[1.0, -0.5], [0.25, 2.0], [-1.5, 0.5]], dtype="float64", requires_grad=True)}
+    for name, f, args in STAGES:
+        t[name] = f(*[t[a] for a in args])
+    return t

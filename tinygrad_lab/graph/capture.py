@@ -2,10 +2,12 @@
 
 The engine's nodes know their inputs, input shapes, module scope and what they
 saved, but not their output values: those exist here only for leaves, for the
-captured tensors themselves, and for intermediate tensors an op saved for its
-backward (unchanged since). A single-output node does not store its dtype
-either: it is taken from a saved copy, else from the inputs (built-in ops other
-than Cast keep the floating dtype of their inputs). `record()` sees everything.
+captured tensors themselves, for intermediate tensors an op saved for its
+backward (unchanged since), for tensors the caller holds in variables, and for
+every op that ran while `record()` listened (it leaves a summary on each engine
+node). A single-output node does not store its dtype either: it is taken from a
+saved copy, else from the inputs (built-in ops other than Cast keep the floating
+dtype of their inputs). Nodes are named after the caller's variables.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from ..autograd.engine import _graph_nodes
 from ..autograd.function import _FREED, AccumulateGrad, _SavedOutput, edge
 from ..autograd.tensor_base import TensorBase
 from ..ops.elementwise import Cast
-from .model import Graph, GraphNode, dtype_name, saved_info, summarize
+from .model import Graph, GraphNode, caller_namespace
+from .nodes import RECORDED_VALUE, dtype_name, saved_info, summarize
 
 
 class _Facts(NamedTuple):
@@ -31,10 +34,12 @@ class _Facts(NamedTuple):
     constants: dict   # node -> saved tensors among its no-grad arguments
 
 
-def capture(outputs: TensorBase | Sequence[TensorBase], params: Mapping[str, TensorBase] | None = None) -> Graph:
+def capture(outputs: TensorBase | Sequence[TensorBase], params: Mapping[str, TensorBase] | None = None,
+            namespace: Mapping[str, object] | None = None) -> Graph:
     """The graph of everything that produced `outputs` (a tensor or several).
     `params` names leaves, e.g. `dict(model.named_parameters())`; parameters are otherwise
-    named by their path in the module that used them."""
+    named by their path in the module that used them. Other tensors held in variables are
+    named after them: the variables of `namespace`, by default the caller's (see `Graph.name_tensors`)."""
     outs = (outputs,) if isinstance(outputs, TensorBase) else tuple(outputs)
     heads = [edge(t) for t in outs]
     order = _graph_nodes([h[0] for h in heads if h is not None])[::-1]  # inputs first
@@ -51,6 +56,7 @@ def capture(outputs: TensorBase | Sequence[TensorBase], params: Mapping[str, Ten
             hit = graph._tensors.get(t)
             roots.append(hit[0] if hit is not None else graph._add_leaf(t, ()).id)
     graph._roots = tuple(roots)
+    graph.name_tensors(caller_namespace() if namespace is None else namespace)
     return graph
 
 
@@ -108,10 +114,12 @@ def _op_node(graph: Graph, n, ids: dict, facts: _Facts) -> GraphNode:
     else:
         shapes = (facts.shapes[(n, 0)],)
         dtype = facts.dtypes.get((n, 0)) or _inferred_dtype(graph, n.fn, inputs)
-    arr = facts.arrays.get((n, 0))
+    value = getattr(n, RECORDED_VALUE, None)
+    if value is None:
+        arr = facts.arrays.get((n, 0))
+        value = summarize(arr) if arr is not None else None
     return graph._add_op(n.fn, inputs, tuple(positions), shapes, dtype, n.device,
-                         dtype is None or np.dtype(dtype).kind == "f", n.scope, saved_info(n),
-                         summarize(arr) if arr is not None else None, engine_node=n)
+                         dtype is None or np.dtype(dtype).kind == "f", n.scope, saved_info(n), value, engine_node=n)
 
 
 def _constant(graph: Graph, n, shape: tuple, constants: list) -> tuple:

@@ -17,6 +17,7 @@ from ..autograd.tensor_base import TensorBase, make
 from .capture import capture
 from .explain import Explanation, explain
 from .model import Graph, GraphNode, arg_name
+from .source import Source, backward_source
 
 
 class Step:
@@ -50,8 +51,14 @@ class Step:
                      for i, (e, g) in enumerate(zip(engine.edges, self.raw.grad_inputs)) if e is not None)
 
     def explain(self) -> Explanation:
-        """The chain rule at this node, in words, symbols and numbers."""
-        return explain(self.raw)
+        """The chain rule at this node, in words, symbols and every number it uses."""
+        return explain(self.raw, self._graph)
+
+    def source(self) -> Source | None:
+        """The source of the backward that ran at this node, each input's gradient line marked
+        (read from the engine's files now; None for a leaf, which has no backward)."""
+        fn = self.raw.node.fn
+        return backward_source(fn) if fn is not None else None
 
     def __repr__(self) -> str:
         return f"<Step {self.index}: {self.op} (node {self.node.id if self.node is not None else '?'})>"
@@ -100,7 +107,10 @@ class BackwardStepper:
             return None
         if self._gen is None:
             self._gen = backward_steps([self.loss], [self._seed], retain_graph=True, pending=self._pending)
-        raw = next(self._gen)
+        raw = next(self._gen, None)
+        if raw is None:  # the pass ended with gradients left waiting: a learner's order (seams) ran nodes too early
+            self._pending.clear()
+            return None
         step = Step(raw.index, self.graph.observe_step(raw), raw, self.graph)
         self.history.append(step)
         return step

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from ..ops import elementwise
-from .model import Graph, ModuleCall
+from .nodes import DrawnGraph, ModuleCall
 
 
 class Box(NamedTuple):
@@ -38,7 +38,7 @@ class View(NamedTuple):
     note: str          # what was hidden, in words ("" when nothing was)
 
 
-def summarise(graph: Graph, collapse: Sequence[str] | int | None = None, max_nodes: int | None = 300) -> View:
+def summarise(graph: DrawnGraph, collapse: Sequence[str] | int | None = None, max_nodes: int | None = 300) -> View:
     """The view of `graph` with `collapse` applied (module names as `named_modules()` spells
     them, or a depth: 0 is the outermost module), summarised to at most `max_nodes` boxes."""
     calls = graph.modules
@@ -74,7 +74,7 @@ def _requested(calls: tuple, collapse) -> set:
     return {c.key for c in calls if c.name in names}
 
 
-def _module_units(graph: Graph, collapsed: set) -> list:
+def _module_units(graph: DrawnGraph, collapsed: set) -> list:
     """Per node: the unit it is drawn as, ("m", key) of its outermost collapsed module or ("n", id)."""
     units = []
     for n in graph.nodes:
@@ -88,7 +88,7 @@ def _module_units(graph: Graph, collapsed: set) -> list:
     return units
 
 
-def _deepest_first(graph: Graph, calls: tuple, collapsed: set):
+def _deepest_first(graph: DrawnGraph, calls: tuple, collapsed: set):
     """(call, boxes saved by collapsing it), deepest modules first. Deeper calls are collapsed
     before a call is reached, so it then holds its direct nodes plus one box per child."""
     direct = [0] * len(calls)
@@ -122,10 +122,10 @@ def _has_members(key: int, direct: list, children: list) -> bool:
 _ELEMENTWISE = elementwise.__name__
 
 
-def _elementwise_chains(graph: Graph, units: list) -> list:
+def _elementwise_chains(graph: DrawnGraph, units: list) -> list:
     """Runs of single elementwise ops where each feeds only the next (in one module), longest first.
     Outputs stay out of chains, so they remain in view."""
-    nodes, outputs = graph.nodes, graph._output_ids()
+    nodes, outputs = graph.nodes, graph.output_ids()
     out_degree: dict = {}
     for n in nodes:
         for unit in dict.fromkeys(units[src] for src, _ in n.inputs if units[src] != units[n.id]):
@@ -156,14 +156,14 @@ def _elementwise_chains(graph: Graph, units: list) -> list:
     return sorted(chains, key=lambda c: (-len(c), c[0]))
 
 
-def _private_leaves(graph: Graph, chain: list, units: list) -> list:
+def _private_leaves(graph: DrawnGraph, chain: list, units: list) -> list:
     """Leaf tensors only this chain uses (summing 1,000 inputs is one box, not 1,001)."""
     uses: dict = {}
     for i in chain:
         for src, _ in graph.nodes[i].inputs:
             if graph.nodes[src].kind != "op" and units[src] == ("n", src):
                 uses[src] = uses.get(src, 0) + 1
-    return [src for src, k in uses.items() if graph._consumers[src] == k]
+    return [src for src, k in uses.items() if graph.consumers[src] == k]
 
 
 def _fold_earliest(units: list, max_nodes: int) -> None:
@@ -180,7 +180,7 @@ def _fold_earliest(units: list, max_nodes: int) -> None:
 _KINDS = {"n": "node", "m": "module", "c": "chain", "r": "rest"}
 
 
-def _build(graph: Graph, units: list) -> View:
+def _build(graph: DrawnGraph, units: list) -> View:
     index: dict = {}
     members: list = []
     box_of = []

@@ -251,7 +251,7 @@ def _warn_random(original: Callable) -> Callable:
 
 def record(fn: Callable, example_inputs: tuple, name: str) -> Trace:
     """Run `fn(*example_inputs)` once and return its trace (see the module docstring)."""
-    if events.muted[0]:
+    if events.state.muted:
         raise TracingError("jit.trace cannot run inside an op's forward or an event subscriber: "
                            "the engine publishes no events there")
     owner = fn if isinstance(fn, Module) else getattr(fn, "__self__", None)  # a module, or model.forward's

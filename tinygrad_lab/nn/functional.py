@@ -26,7 +26,7 @@ from .. import creation, dtypes
 from .. import random as _random
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.tensor_base import make
+from ..autograd.tensor_base import TensorBase, make
 from ..ops import activation as act
 from ..ops import elementwise as ew
 from ..ops import indexing as ix
@@ -40,9 +40,14 @@ from ..ops.movement import pad
 
 __all__ = [
     "linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "tanh", "sigmoid", "logsigmoid", "softplus",
+    "hardtanh", "relu6", "hardsigmoid", "hardswish", "selu", "celu", "mish", "prelu", "glu", "softsign", "tanhshrink",
+    "softshrink", "hardshrink", "threshold",
     "softmax", "softmin", "log_softmax", "dropout", "pad", "one_hot", "embedding", "layer_norm", "batch_norm",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
+    "hinge_embedding_loss", "triplet_margin_loss", "soft_margin_loss", "multi_margin_loss",
+    "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance", "cosine_similarity",
+    "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
 ]
 
 
@@ -138,11 +143,147 @@ def silu(input, inplace: bool = False):
 
 
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):
-    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (as PyTorch)."""
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (as PyTorch).
+    Computed as -logsigmoid(-beta * x) / beta, which never overflows (float16 too: exp(11) does)."""
     bx = ew.mul(input, beta)
-    # exp of the clamped value never overflows, so the unused branch cannot put nan into the gradient
-    soft = ew.div(ew.log1p(ew.exp(ew.clamp(bx, max=float(threshold)))), beta)
+    soft = ew.div(ew.neg(act.logsigmoid(ew.neg(bx))), beta)
     return ew.where(ew.gt(bx, threshold), input, soft)
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """x clipped to [min_val, max_val]. The gradient is 0 at the bounds themselves (as PyTorch;
+    clamp passes it there), so this is two wheres rather than a clamp."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(input, inplace, "hardtanh", _hardtanh, min_val, max_val)
+
+
+def _hardtanh(x, lo, hi):
+    if x._data.dtype.kind in "iu":  # integer tensors stay integer (as PyTorch)
+        lo, hi = int(lo), int(hi)
+    return ew.where(ew.le(x, lo), lo, ew.where(ew.ge(x, hi), hi, x))
+
+
+def relu6(input, inplace: bool = False):
+    """min(max(x, 0), 6): hardtanh(x, 0, 6)."""
+    return _maybe_inplace(input, inplace, "relu6", _hardtanh, 0.0, 6.0)
+
+
+def _hardsigmoid(x):
+    return ew.where(ew.le(x, -3.0), 0.0, ew.where(ew.ge(x, 3.0), 1.0, ew.add(ew.div(x, 6.0), 0.5)))
+
+
+def hardsigmoid(input, inplace: bool = False):
+    """relu6(x + 3) / 6: 0 below -3, 1 above 3, the line x/6 + 1/2 between (gradient 0 at ±3)."""
+    return _maybe_inplace(input, inplace, "hardsigmoid", _hardsigmoid)
+
+
+def _hardswish(x):
+    middle = ew.div(ew.mul(x, ew.add(x, 3.0)), 6.0)
+    return ew.where(ew.le(x, -3.0), 0.0, ew.where(ew.ge(x, 3.0), x, middle))
+
+
+def hardswish(input, inplace: bool = False):
+    """x * relu6(x + 3) / 6 (MobileNetV3): 0 up to -3, x from 3 on, x(x + 3)/6 between."""
+    return _maybe_inplace(input, inplace, "hardswish", _hardswish)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _selu(x):
+    return ew.mul(act.elu(x, _SELU_ALPHA), _SELU_SCALE)
+
+
+def selu(input, inplace: bool = False):
+    """scale * elu(x, alpha) with the self-normalising constants alpha ≈ 1.6733, scale ≈ 1.0507."""
+    return _maybe_inplace(input, inplace, "selu", _selu)
+
+
+def _celu(x, alpha):
+    return ew.mul(act.elu(ew.div(x, alpha), 1.0), alpha)
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)): alpha * elu(x / alpha)."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    return _maybe_inplace(input, inplace, "celu", _celu, float(alpha))
+
+
+def _mish(x):
+    return ew.mul(x, ew.tanh(softplus(x)))
+
+
+def mish(input, inplace: bool = False):
+    """x * tanh(softplus(x))."""
+    return _maybe_inplace(input, inplace, "mish", _mish)
+
+
+def prelu(input, weight):
+    """x where x > 0, weight * x elsewhere; weight holds one slope, or one per channel (dim 1)."""
+    n = weight._data.size
+    channels = input._data.shape[1] if input._data.ndim >= 2 else 1
+    if weight._data.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight._data.ndim}")
+    if n != 1 and n != channels:
+        raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = {n} "
+                           f"and channel size = {channels}.")
+    if n != 1:
+        weight = mv.reshape(weight, (n,) + (1,) * (input._data.ndim - 2))
+    return ew.where(ew.gt(input, 0), input, ew.mul(weight, input))
+
+
+def glu(input, dim: int = -1):
+    """a * sigmoid(b), where a and b are the two halves of x along dim (a gated linear unit)."""
+    if input._data.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = rd.normalize_dim(dim, input._data.ndim, "glu")
+    size = input._data.shape[d]
+    if size % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    a, b = mv.chunk(input, 2, d)
+    return ew.mul(a, ew.sigmoid(b))
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return ew.div(input, ew.add(ew.abs(input), 1.0))
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return ew.sub(input, ew.tanh(input))
+
+
+def _check_lambd(input, lambd: float, name: str) -> None:
+    if lambd < 0:
+        raise RuntimeError(f"{name}: lambda must be greater or equal to 0, but found to be {lambd} "
+                           f"(input of shape {_shape(input)})")
+
+
+def softshrink(input, lambd: float = 0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (gradient 0 at ±lambd)."""
+    _check_lambd(input, lambd, "softshrink")
+    return ew.where(ew.gt(input, lambd), ew.sub(input, lambd),
+                    ew.where(ew.lt(input, -lambd), ew.add(input, lambd), 0.0))
+
+
+def hardshrink(input, lambd: float = 0.5):
+    """x where |x| > lambd, 0 elsewhere."""
+    return ew.where(ew.logical_or(ew.gt(input, lambd), ew.lt(input, -lambd)), input, 0.0)
+
+
+def _threshold(x, threshold, value):
+    if x._data.dtype.kind in "iu":
+        value = int(value)
+    return ew.where(ew.gt(x, threshold), x, value)
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False):
+    """x where x > threshold, value elsewhere."""
+    return _maybe_inplace(input, inplace, "threshold", _threshold, threshold, value)
 
 
 def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
@@ -595,6 +736,238 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     loss = ew.sub(ew.mul(ew.sub(1.0, target), input), log_sig)
     if weight is not None:
         loss = ew.mul(loss, weight)
+    return _reduce(loss, reduction)
+
+
+def _xlogy_self(t):
+    """t * log(t), with 0 where t == 0 (and no nan in either direction there)."""
+    safe = ew.where(ew.eq(t, 0), 1.0, t)
+    return ew.mul(t, ew.log(safe))
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
+    """Pointwise KL divergence target * (log(target) - input), where input holds log-probabilities
+    (target too, with log_target=True). 'batchmean' divides the sum by the batch size, which is
+    the KL divergence; 'mean' divides by every element (and warns, as PyTorch)."""
+    if reduction == "batchmean" and size_average is None and reduce is None:
+        batch = input._data.shape[0] if input._data.ndim else 1
+        return ew.div(rd.sum(_kl_pointwise(input, target, log_target)), batch)
+    reduction = _reduction(reduction, size_average, reduce)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    return _reduce(_kl_pointwise(input, target, log_target), reduction)
+
+
+def _kl_pointwise(input, target, log_target: bool):
+    if log_target:
+        return ew.mul(ew.exp(target), ew.sub(target, input))
+    return ew.sub(_xlogy_self(target), ew.mul(target, input))
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """The p-norm of x1 - x2 + eps over the last dim (eps keeps the gradient finite at x1 == x2)."""
+    diff = ew.add(ew.sub(x1, x2), eps)
+    if diff._data.ndim == 0:
+        raise RuntimeError("pairwise_distance: expected inputs with at least one dimension, got 0-d tensors")
+    return _p_norm(diff, p, -1, keepdim)
+
+
+def _p_norm(x, p: float, dim: int, keepdim: bool):
+    """||x||_p along dim, from the ops (p = inf: the largest |x|; p = 0: the count of non-zeros)."""
+    a = ew.abs(x)
+    if p == math.inf:
+        return rd.amax(a, dim, keepdim)
+    if p == 0:
+        return rd.sum(ew.cast(ew.ne(x, 0), x._data.dtype), dim, keepdim)
+    if p == 2:
+        return ew.sqrt(rd.sum(ew.mul(x, x), dim, keepdim))
+    if p == 1:
+        return rd.sum(a, dim, keepdim)
+    return ew.pow(rd.sum(ew.pow(a, p), dim, keepdim), 1.0 / p)
+
+
+def _raise_value_only(t, low: float):
+    """t with its values below `low` raised to `low`, but the gradient of t itself everywhere
+    (what PyTorch gets from an in-place clamp under no_grad)."""
+    fixed = t.detach()
+    return ew.add(t, ew.sub(ew.clamp(fixed, min=low), fixed))
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
+    """x1 · x2 / (max(||x1||, eps) · max(||x2||, eps)) along dim (the norms' gradients flow as if
+    they were not raised to eps, as PyTorch's)."""
+    n1 = _raise_value_only(ew.sqrt(rd.sum(ew.mul(x1, x1), dim, keepdim=True)), eps)
+    n2 = _raise_value_only(ew.sqrt(rd.sum(ew.mul(x2, x2), dim, keepdim=True)), eps)
+    return rd.sum(ew.mul(ew.div(x1, n1), ew.div(x2, n2)), dim)
+
+
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
+    """x / max(||x||_p, eps) along dim."""
+    if out is not None:
+        raise NotImplementedError("normalize(out=...) is not supported by tinygrad_lab")
+    return ew.div(input, ew.clamp(_p_norm(input, p, dim, keepdim=True), min=eps))
+
+
+_COSINE_EPS = 1e-12  # added to the squared norms, so a zero vector has cosine 0 with anything (as PyTorch)
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
+                          reduction: str = "mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1
+    (rows of (N, D) inputs with a (N,) target, or (D,) inputs with a 0-d target)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    nd, td = input1._data.ndim, target._data.ndim
+    if nd != td + 1 or td > 1:
+        raise RuntimeError(f"{td}D target tensor expects {td + 1}D input tensors, but found inputs with sizes "
+                           f"{_shape(input1)} and {_shape(input2)}.")
+    dot = rd.sum(ew.mul(input1, input2), -1)
+    sq1 = ew.add(rd.sum(ew.mul(input1, input1), -1), _COSINE_EPS)
+    sq2 = ew.add(rd.sum(ew.mul(input2, input2), -1), _COSINE_EPS)
+    cos = ew.div(dot, ew.sqrt(ew.mul(sq1, sq2)))
+    pos = ew.where(ew.eq(target, 1), ew.sub(1.0, cos), 0.0)
+    neg = ew.where(ew.eq(target, -1), ew.clamp(ew.sub(cos, margin), min=0.0), 0.0)
+    return _reduce(ew.add(pos, neg), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
+                        reduction: str = "mean"):
+    """max(0, -target * (x1 - x2) + margin): target 1 wants x1 ranked above x2, -1 below."""
+    reduction = _reduction(reduction, size_average, reduce)
+    dims = {input1._data.ndim, input2._data.ndim, target._data.ndim}
+    if len(dims) != 1:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {_shape(input1)}, input2: {_shape(input2)}, target: {_shape(target)} ")
+    loss = ew.clamp(ew.add(ew.mul(ew.neg(target), ew.sub(input1, input2)), margin), min=0.0)
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """x where target is 1, max(0, margin - x) where it is -1 (other targets get both terms, as PyTorch)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    below = ew.where(ew.ne(target, 1), ew.clamp(ew.sub(margin, input), min=0.0), 0.0)
+    itself = ew.where(ew.ne(target, -1), input, 0.0)
+    return _reduce(ew.add(below, itself), reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d = pairwise_distance; swap uses the smaller of
+    d(a, n) and d(p, n) (the 'distance swap' of Balntas et al.)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    dims = [t._data.ndim for t in (anchor, positive, negative)]
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D "
+                           f"inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = ew.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(ew.clamp(ew.add(ew.sub(d_pos, d_neg), margin), min=0.0), reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """log(1 + exp(-target * x)), computed as softplus so it never overflows. Deviation: PyTorch
+    computes log1p(exp(.)) directly, which is inf (with a nan gradient) once -target * x > ~89
+    in float32; here it is the exact value."""
+    reduction = _reduction(reduction, size_average, reduce)
+    return _reduce(ew.neg(act.logsigmoid(ew.mul(target, input))), reduction)
+
+
+def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean"):
+    """Multi-class hinge loss: for each sample, sum over classes i != y of
+    weight[y] * max(0, margin - x[y] + x[i])**p, divided by the number of classes."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x, y = _class_scores(input, target, "multi_margin_loss")
+    n_classes = x._data.shape[1]
+    z = ew.add(ew.sub(margin, ix.gather(x, 1, mv.unsqueeze(y, 1))), x)
+    z = ew.where(ew.gt(z, 0), z, 0.0)  # no gradient where the margin is met exactly (as PyTorch)
+    if p == 2:
+        z = ew.mul(z, z)
+    if weight is not None:
+        if weight._data.ndim != 1 or weight._data.size != n_classes:
+            raise RuntimeError(f"inconsistent weight size, expected {n_classes} but got {_shape(weight)}")
+        z = ew.mul(z, mv.unsqueeze(ix.getitem(weight, y), 1))
+    own = ew.eq(mv.unsqueeze(y, 1), creation.arange(n_classes, device=x._device))
+    loss = ew.div(rd.sum(ew.where(own, 0.0, z), 1), n_classes)
+    return _reduce(loss if input._data.ndim == 2 else mv.reshape(loss, ()), reduction)
+
+
+def _class_scores(input, target, op: str):
+    """(N, C) scores and (N,) int64 targets from (N, C) + (N,) or unbatched (C,) + 0-d/(1,) input."""
+    if input._data.ndim not in (1, 2) or input._data.size == 0:
+        raise RuntimeError(f"{op}: Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{_shape(input)}")
+    if target._data.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {act.type_name(target)}")
+    x = input if input._data.ndim == 2 else mv.unsqueeze(input, 0)
+    n, n_classes = x._data.shape
+    if target._data.size != n or target._data.ndim > 1:
+        raise RuntimeError(f"inconsistent target size, expected {n} but got {_shape(target)}")
+    y = mv.reshape(target, (n,))
+    if n and (int(y._data.min()) < 0 or int(y._data.max()) >= n_classes):
+        raise RuntimeError(f"target out of range (targets must lie in [0, {n_classes}))")
+    return x, y
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction: str = "mean"):
+    """Per sample, the mean over classes of the binary cross-entropy of sigmoid(x) against
+    target (0 or 1 for each class), optionally weighted per class."""
+    reduction = _reduction(reduction, size_average, reduce)
+    loss = ew.neg(ew.add(ew.mul(target, act.logsigmoid(input)),
+                         ew.mul(ew.sub(1.0, target), act.logsigmoid(ew.neg(input)))))
+    if weight is not None:
+        loss = ew.mul(loss, weight)
+    class_dim = input._data.ndim - 1
+    return _reduce(ew.div(rd.sum(loss, class_dim), input._data.shape[class_dim]), reduction)
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    """Negative log likelihood of target ~ Poisson(rate): exp(x) - target * x when x is the log rate
+    (log_input), else x - target * log(x + eps). full adds Stirling's term for log(target!),
+    target * log(target) - target + log(2π target) / 2, where target > 1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if log_input:
+        loss = ew.sub(ew.exp(input), ew.mul(target, input))
+    else:
+        loss = ew.sub(input, ew.mul(target, ew.log(ew.add(input, eps))))
+    if full:
+        t = ew.where(ew.gt(target, 1), target, 1.0)  # Stirling's term is 0 at 1, so no log of 0 anywhere
+        stirling = ew.add(ew.sub(ew.mul(t, ew.log(t)), t), ew.mul(ew.log(ew.mul(t, 2 * math.pi)), 0.5))
+        loss = ew.add(loss, ew.where(ew.gt(target, 1), stirling, 0.0))
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+    """Negative log likelihood of target ~ Normal(input, var): (log(var) + (input - target)² / var) / 2
+    (+ log(2π) / 2 with full). var has input's shape, or one value per row (a last dim of 1, or
+    none). Values of var below eps are raised to eps; the gradient flows as if they were not
+    (as PyTorch's in-place clamp under no_grad)."""
+    if not isinstance(var, TensorBase):
+        var = creation.full_like(input, float(var))
+    vs, xs = tuple(var._data.shape), tuple(input._data.shape)
+    if vs != xs:
+        if xs[:-1] == vs:
+            var = mv.unsqueeze(var, -1)
+        elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not valid")
+    if bool((var._data < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = _raise_value_only(var, eps)
+    loss = ew.mul(ew.add(ew.log(var), ew.div(ew.pow(ew.sub(input, target), 2), var)), 0.5)
+    if full:
+        loss = ew.add(loss, 0.5 * math.log(2 * math.pi))
     return _reduce(loss, reduction)
 
 

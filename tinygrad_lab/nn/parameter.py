@@ -16,7 +16,7 @@ class Parameter(Tensor):
         if not isinstance(data, TensorBase):
             raise TypeError(f"Parameter expects a Tensor, got {type(data).__name__}")
         p = object.__new__(cls)
-        p._data, p._device = data._data, data._device
+        TensorBase.__init__(p, data._data, data._device)
         p.requires_grad = requires_grad  # validates: only floating point tensors can require grad
         return p
 
@@ -27,4 +27,8 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, protocol):
-        raise TypeError("Parameters are saved through state_dict() and tinygrad_lab.save, not pickle")
+        """Refused on purpose: a pickle runs code when it is loaded, so a checkpoint that needs one
+        is a risk; tinygrad_lab.save stores parameters (and whole modules) without pickle.
+        copy.deepcopy does not need pickling (Tensor.__deepcopy__)."""
+        raise TypeError("Parameters are saved through state_dict() and tinygrad_lab.save, not pickle "
+                        "(copy.deepcopy works)")

@@ -1,4 +1,5 @@
-"""Op families: each op's forward (on backend arrays) and backward (with ops) sit together."""
+"""Op families: each op's forward (on backend arrays) and backward (with ops) sit together.
+Every built-in op subclasses `Op` (ops/op.py)."""
 import warnings
 
 # inf and nan are legitimate results (log(0), 1/0, sqrt'(0)); PyTorch returns them
@@ -6,4 +7,6 @@ import warnings
 # our internals. Scoped to our op modules: NumPy's global error state is left alone.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tinygrad_lab\.ops\.")
 
-from . import elementwise, indexing, inplace, linalg, movement, reduce, transfer  # noqa: E402,F401
+from . import (broadcast, elementwise, indexing, inplace, linalg, movement, promotion, reduce, shapes,  # noqa: E402,F401
+               transfer)
+from .op import Op  # noqa: E402,F401

@@ -22,25 +22,20 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
-from ..autograd.tensor_base import make
 from . import elementwise as ew
 from . import linalg as la
 from . import movement as mv
 from . import reduce as rd
+from .op import Op, constant
+from .shapes import normalize_dim
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _BCE_EPSILON = 9.999999960041972e-13  # PyTorch's `constexpr float EPSILON = 1e-12`: 1e-12 rounded to float32
 
 
-def _const(ctx, arr):
-    """A constant (no-grad) tensor on the node's device."""
-    return make(arr, ctx.device)
-
-
 # ---------------------------------------------------------------- linear
 
-class Linear(Function):
+class Linear(Op):
     """x @ w.T + b for x (N, in), w (out, in), b (out,) or None. Backward: d/dx = g @ w,
     d/dw = gᵀ @ x, d/db = g summed over the batch."""
 
@@ -75,7 +70,7 @@ def linear(x, w, b=None):
 
 # ---------------------------------------------------------------- erf
 
-class Erf(Function):
+class Erf(Op):
     """The error function erf(x) = 2/sqrt(pi) * integral_0^x exp(-t**2) dt.
     Backward: g * 2/sqrt(pi) * exp(-x**2)."""
 
@@ -100,7 +95,7 @@ def erf(x):
 
 # ---------------------------------------------------------------- softmax family
 
-class Softmax(Function):
+class Softmax(Op):
     """exp(x) / sum(exp(x)) along dim, with the max subtracted first (no overflow).
     Backward: out * (g - sum(g * out, dim))."""
 
@@ -120,7 +115,7 @@ class Softmax(Function):
         return ew.sub(gy, ew.mul(out, rd.Sum.apply(gy, (ctx.dim,), True))), None
 
 
-class LogSoftmax(Function):
+class LogSoftmax(Op):
     """x - max - log(sum(exp(x - max))) along dim: log(softmax(x)) without overflow or log(0).
     Backward: g - exp(out) * sum(g, dim)."""
 
@@ -161,9 +156,9 @@ def _along(fn, x, dim: int, op: str):
     """fn applied along `dim` (a 0-d x is treated as one element)."""
     _float_input(x, op)
     if x._data.ndim == 0:
-        rd.normalize_dim(dim, 0, op)
+        normalize_dim(dim, 0, op)
         return mv.reshape(fn.apply(mv.reshape(x, (1,)), 0), ())
-    return fn.apply(x, rd.normalize_dim(dim, x._data.ndim, op))
+    return fn.apply(x, normalize_dim(dim, x._data.ndim, op))
 
 
 def softmax(x, dim: int):
@@ -178,7 +173,7 @@ def log_softmax(x, dim: int):
 
 # ---------------------------------------------------------------- negative log likelihood
 
-class NllLoss(Function):
+class NllLoss(Op):
     """-x[n, target[n], ...] times the class weight, zero where target == ignore_index,
     then reduced: 'none', 'sum' or 'mean' (divided by the summed weights of the counted
     targets, as PyTorch). x has the classes in dim 1: (N, C) or (N, C, d1, ...); target is
@@ -243,12 +238,12 @@ class NllLoss(Function):
             xp.put_along_axis(coef, xp.expand_dims(t, 1), xp.expand_dims(vals.astype(dtype, copy=False), 1), axis=1)
         if ctx.reduction == "none":
             g = mv.unsqueeze(g, 1)
-        return ew.mul(g, _const(ctx, coef)), None, None, None, None
+        return ew.mul(g, constant(ctx, coef)), None, None, None, None
 
 
 # ---------------------------------------------------------------- pointwise activations
 
-class Elu(Function):
+class Elu(Op):
     """x where x > 0, else alpha * (exp(x) - 1) (computed with expm1).
     Backward: g where x > 0, else g * alpha * exp(x) (as PyTorch, alpha at x == 0)."""
 
@@ -264,7 +259,7 @@ class Elu(Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         neg_branch = ew.mul(g, ew.mul(ew.exp(ew.clamp(x, max=0.0)), ctx.alpha))  # clamp: exp never overflows
-        return ew.Where.apply(_const(ctx, x._data > 0), g, neg_branch), None
+        return ew.Where.apply(constant(ctx, x._data > 0), g, neg_branch), None
 
 
 def elu(x, alpha: float = 1.0):
@@ -273,7 +268,7 @@ def elu(x, alpha: float = 1.0):
     return Elu.apply(x, float(alpha))
 
 
-class LogSigmoid(Function):
+class LogSigmoid(Op):
     """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): no overflow for any x.
     Backward: g * sigmoid(-x)."""
 
@@ -296,7 +291,7 @@ def logsigmoid(x):
     return LogSigmoid.apply(x)
 
 
-class BinaryCrossEntropy(Function):
+class BinaryCrossEntropy(Op):
     """Elementwise -(t * log(x) + (1 - t) * log(1 - x)) with each log clamped to >= -100
     (as PyTorch, so x = 0 or 1 gives a finite loss). Backward (as PyTorch):
     d/dx = g * (x - t) / max(x * (1 - x), 1e-12 as a float32), d/dt = g * (log(1 - x) - log(x))."""

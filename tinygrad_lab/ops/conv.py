@@ -28,18 +28,381 @@ nothing from it is ever returned or saved for backward.
 from __future__ import annotations
 
 import math
+import sys
 import threading
 
 import numpy as np
 
-from ..autograd.function import Function
+from .. import seams
 from ..autograd.tensor_base import TensorBase, make
 from . import linalg
 from . import movement as mv
 from . import reduce as rd
+from .op import Op
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d",
            "max_pool1d", "max_pool2d"]
+
+
+# ---------------------------------------------------------------- convolution
+
+class Conv(Op):
+    """Convolution (cross-correlation, as PyTorch) of x with w, plus bias b.
+    Backward: dx = ConvInputGrad(g, w) (the transposed convolution), dw = ConvWeightGrad(x, g),
+    db = ConvBiasGrad(g), g summed over batch and positions."""
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo):
+        n = ctx.needs_input_grad
+        if n[0] or n[1] or n[2]:
+            ctx.geo = geo
+            ctx.save_for_backward(x, w)
+        return _conv_forward(ctx.device, x._data, w._data, None if b is None else b._data, geo)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        geo = ctx.geo
+        n = ctx.needs_input_grad
+        gq = _grad_rows(ctx.device, g._data, geo)
+        gx = ConvInputGrad.apply(g, w, geo, gq) if n[0] else None
+        gw = ConvWeightGrad.apply(x, g, geo, gq) if n[1] else None
+        gb = ConvBiasGrad.apply(g, gq) if n[2] else None
+        return gx, gw, gb, None
+
+
+class ConvBiasGrad(Op):
+    """The gradient of a convolution's bias: g summed over batch and positions (from the gradient
+    rows gq when the caller has them). Backward: gg broadcast back over batch and positions."""
+
+    @staticmethod
+    def forward(ctx, g, gq=None):
+        if gq is not None:
+            return gq.sum(axis=1)
+        d = g._data
+        return d.sum(axis=(0,) + tuple(range(2, d.ndim)))
+
+    @staticmethod
+    def backward(ctx, gg):
+        shape = ctx.input_shapes[0]
+        return mv.expand(mv.reshape(gg, (1, shape[1]) + (1,) * (len(shape) - 2)), shape), None
+
+
+class ConvInputGrad(Op):
+    """The gradient of a convolution's input: the transposed convolution of g with w (w^T @ g, then
+    col2im). It is linear in g and w; backward: dg = Conv(gg, w), dw = ConvWeightGrad(gg, g)."""
+
+    @staticmethod
+    def forward(ctx, g, w, geo, gq=None):
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            ctx.geo = geo
+            ctx.save_for_backward(g, w)
+        if gq is None:
+            gq = _grad_rows(ctx.device, g._data, geo)
+        return _conv_input_grad(ctx.device, gq, w._data, geo)
+
+    @staticmethod
+    def backward(ctx, gg):
+        g, w = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        dg = Conv.apply(gg, w, None, ctx.geo) if n[0] else None
+        dw = ConvWeightGrad.apply(gg, g, ctx.geo) if n[1] else None
+        return dg, dw, None, None
+
+
+class ConvWeightGrad(Op):
+    """The gradient of a convolution's weight: g @ cols(x)^T per group. It is linear in x and g;
+    backward: dx = ConvInputGrad(g, gg), dg = Conv(x, gg)."""
+
+    @staticmethod
+    def forward(ctx, x, g, geo, gq=None):
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+            ctx.geo = geo
+            ctx.save_for_backward(x, g)
+        if gq is None:
+            gq = _grad_rows(ctx.device, g._data, geo)
+        return _conv_weight_grad(ctx.device, x._data, gq, geo)
+
+    @staticmethod
+    def backward(ctx, gg):
+        x, g = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        dx = ConvInputGrad.apply(g, gg, ctx.geo) if n[0] else None
+        dg = Conv.apply(x, gg, None, ctx.geo) if n[1] else None
+        return dx, dg, None, None
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """1-d convolution (cross-correlation) as torch.nn.functional.conv1d: input (N, C, L) or (C, L),
+    weight (O, C/groups, k); padding an int, 'valid' or 'same'."""
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """2-d convolution (cross-correlation) as torch.nn.functional.conv2d: input (N, C, H, W) or (C, H, W),
+    weight (O, C/groups, kh, kw); stride/padding/dilation an int or a pair; padding also 'valid' or 'same'."""
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv(op: str, spatial: int, input, weight, bias, stride, padding, dilation, groups):
+    x, unbatched = _conv_operands(op, spatial, input, weight, bias)
+    geo = _conv_geometry(op, spatial, x, weight, bias, stride, padding, dilation, groups)
+    out = Conv.apply(x, weight, bias, geo)
+    return mv.squeeze(out, 0) if unbatched else out
+
+
+# ---------------------------------------------------------------- max pooling
+
+class MaxPool(Op):
+    """The max over each window (padding counts as -inf); with want_indices also PyTorch's indices,
+    the argmax's position h * W + w in its input plane. Ties go to the first element of the window,
+    NaN wins (as PyTorch). Backward: g goes to each window's argmax (MaxPoolInputGrad)."""
+
+    @staticmethod
+    def forward(ctx, x, geo, want_indices):
+        xp = ctx.xp
+        win = geo.windows(ctx.device, geo.padded_input(ctx.device, x._data, -float("inf")))  # (K, P, OH, OW)
+        best = win.max(axis=0)
+        K = geo.K
+        idx = xp.zeros(best.shape, dtype="int8" if K <= 127 else "int32")  # the argmax's k in the window
+        if K > 1:  # first k with win[k] == best: the count of leading mismatches
+            before = win[0] != best
+            idx += before
+            for k in range(1, K - 1):
+                before &= win[k] != best
+                idx += before
+            if bool(xp.isnan(best).any()):  # NaN wins; with several NaNs the last one, as PyTorch
+                for k in range(K):
+                    xp.copyto(idx, k, where=xp.isnan(win[k]))
+        y = best.reshape(geo.y_shape)
+        need_grad = ctx.needs_input_grad[0]
+        if not (need_grad or want_indices):
+            return y
+        gidx = _argmax_index(xp, geo, idx, best)
+        if need_grad:
+            ctx.geo, ctx.gidx = geo, gidx
+        if not want_indices:
+            return y
+        plane = (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(geo.P, 1, 1)
+        flat = (gidx - plane).reshape(geo.y_shape)
+        ctx.mark_non_differentiable(flat)
+        return y, flat
+
+    @staticmethod
+    def backward(ctx, g, *_):
+        return MaxPoolInputGrad.apply(g, ctx.geo, ctx.gidx), None, None
+
+
+class MaxPoolInputGrad(Op):
+    """The gradient of max pooling: g scattered to each window's argmax (added up where windows
+    overlap). Linear in g; backward: gather the gradient at the argmax again (MaxPoolGather)."""
+
+    @staticmethod
+    def forward(ctx, g, geo, gidx):
+        if ctx.needs_input_grad[0]:
+            ctx.geo, ctx.gidx = geo, gidx
+        xp = ctx.xp
+        out = xp.zeros(geo.P * geo.H * geo.W, dtype=g._data.dtype)
+        if geo.overlap:
+            ctx.device.backend.index_add(out, gidx.reshape(-1), g._data.reshape(-1))
+        else:  # each input element is in one window at most: the argmaxes are distinct
+            out[gidx.reshape(-1)] = g._data.reshape(-1)
+        return out.reshape(geo.x_shape)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return MaxPoolGather.apply(gg, ctx.geo, ctx.gidx), None, None
+
+
+class MaxPoolGather(Op):
+    """Each window's value at the argmax (the max pool of another tensor with the same winners).
+    Linear; backward: scatter to the argmax (MaxPoolInputGrad)."""
+
+    @staticmethod
+    def forward(ctx, x, geo, gidx):
+        if ctx.needs_input_grad[0]:
+            ctx.geo, ctx.gidx = geo, gidx
+        return x._data.reshape(-1).take(gidx).reshape(geo.y_shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return MaxPoolInputGrad.apply(g, ctx.geo, ctx.gidx), None, None
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """1-d max pooling as torch.nn.functional.max_pool1d: input (N, C, L) or (C, L); padding is -inf;
+    with return_indices, also the argmax positions along L (int64)."""
+    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """2-d max pooling as torch.nn.functional.max_pool2d: input (N, C, H, W) or (C, H, W); stride defaults to
+    kernel_size; padding is -inf; with return_indices, also the argmax positions h * W + w (int64).
+    The gradient goes to the argmax (the first one on ties, as PyTorch)."""
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _max_pool(op, spatial, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    geo = _pool_args(op, input, spatial, kernel_size, stride, padding, dilation, ceil_mode)
+    if return_indices:
+        return tuple(MaxPool.apply(input, geo, True))
+    return MaxPool.apply(input, geo, False)
+
+
+def _argmax_index(xp, geo, idx, best):
+    """Each window's argmax as a position in the flattened input (P * H * W), int64, from its
+    offset k in the window. A window whose max is -inf and that reaches into padding points at its
+    first input element, as PyTorch does."""
+    H, W = geo.H, geo.W
+    rows = xp.arange(geo.OH, dtype="int64") * geo.sh - geo.ph
+    cols = xp.arange(geo.OW, dtype="int64") * geo.sw - geo.pw
+    if geo.padded and bool((best == -float("inf")).any()):
+        k = idx.astype("int64")
+        h = xp.clip(rows.reshape(-1, 1) + (k // geo.kw) * geo.dh, 0, H - 1)
+        w = xp.clip(cols + (k % geo.kw) * geo.dw, 0, W - 1)
+        within = h * W + w
+    else:  # a table of the K offsets, looked up by k
+        offsets = xp.asarray([i * geo.dh * W + j * geo.dw for i in range(geo.kh) for j in range(geo.kw)],
+                             dtype="int64")
+        within = (rows * W).reshape(-1, 1) + cols + offsets.take(idx)
+    return within + (xp.arange(geo.P, dtype="int64") * (H * W)).reshape(geo.P, 1, 1)
+
+
+# ---------------------------------------------------------------- average pooling
+
+class AvgPool(Op):
+    """The mean over each window (sum / divisor). Linear; backward: g / divisor spread over each window
+    (AvgPoolInputGrad)."""
+
+    @staticmethod
+    def forward(ctx, x, geo):
+        if ctx.needs_input_grad[0]:
+            ctx.geo = geo
+        total = None
+        for _, slab in geo.slabs(geo.padded_input(ctx.device, x._data, 0)):
+            if total is None:
+                total = ctx.xp.array(slab, copy=True)
+            else:
+                total += slab
+        total /= geo.divisor
+        return total.reshape(geo.y_shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        return AvgPoolInputGrad.apply(g, ctx.geo), None
+
+
+class AvgPoolInputGrad(Op):
+    """The gradient of average pooling: g / divisor added onto every element of its window. Linear;
+    backward: AvgPool of the incoming gradient."""
+
+    @staticmethod
+    def forward(ctx, g, geo):
+        if ctx.needs_input_grad[0]:
+            ctx.geo = geo
+        xp = ctx.xp
+        d = g._data
+        share = d.reshape(geo.P, geo.OH, geo.OW) / geo.divisor
+        if not geo.padded:
+            out = xp.zeros((geo.P, geo.H, geo.W), dtype=d.dtype)
+            for _, slab in geo.slabs(out):
+                slab += share
+            return out.reshape(geo.x_shape)
+        buf = _scratch(ctx.device, "pool_pad", (geo.P, geo.Hp, geo.Wp), d.dtype, zero=True)
+        for _, slab in geo.slabs(buf):
+            slab += share
+        return xp.ascontiguousarray(buf[:, geo.ph:geo.ph + geo.H, geo.pw:geo.pw + geo.W]).reshape(geo.x_shape)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return AvgPool.apply(gg, ctx.geo), None
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True):
+    """1-d average pooling as torch.nn.functional.avg_pool1d: input (N, C, L) or (C, L); zero padding,
+    counted in the divisor unless count_include_pad=False."""
+    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    """2-d average pooling as torch.nn.functional.avg_pool2d: input (N, C, H, W) or (C, H, W); stride defaults
+    to kernel_size; zero padding, counted in the divisor unless count_include_pad=False."""
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def _avg_pool(op, spatial, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    geo = _pool_args(op, input, spatial, kernel_size, stride, padding, 1, ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{op}: divisor must be not zero")
+    geo.divisor = _avg_divisor(input._device.backend.xp, geo, count_include_pad, divisor_override,
+                               input._data.dtype)
+    return AvgPool.apply(input, geo)
+
+
+def _avg_divisor(xp, geo, count_include_pad: bool, divisor_override, dtype):
+    """PyTorch's divisor per output position: the window size clipped to the padded input (or to the
+    input itself without count_include_pad); a Python number when it is the same everywhere, else an
+    (OH, OW) array (the outer product of the per-row and per-column window sizes)."""
+    if divisor_override is not None:
+        return divisor_override
+
+    def sizes(n_out, n, k, s, p):  # window extent per output row (or column): plain ints, O(n_out)
+        start = [o * s - p for o in range(n_out)]
+        end = [min(b + k, n + p) for b in start]
+        if count_include_pad:
+            return [e - b for b, e in zip(start, end)]
+        return [min(e, n) - max(b, 0) for b, e in zip(start, end)]
+
+    hs = sizes(geo.OH, geo.H, geo.kh, geo.sh, geo.ph)
+    ws = sizes(geo.OW, geo.W, geo.kw, geo.sw, geo.pw)
+    if len(set(hs)) == 1 and len(set(ws)) == 1:
+        return hs[0] * ws[0]
+    return xp.asarray(hs, dtype=dtype).reshape(-1, 1) * xp.asarray(ws, dtype=dtype)
+
+
+# ---------------------------------------------------------------- adaptive average pooling
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a fixed output length, as torch.nn.functional.adaptive_avg_pool1d."""
+    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed output size (an int, a pair, None keeps that dim), as
+    torch.nn.functional.adaptive_avg_pool2d: windows [floor(i*H/OH), ceil((i+1)*H/OH))."""
+    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def _adaptive_avg_pool(op: str, spatial: int, input, output_size):
+    outs = _adaptive_output_size(op, spatial, input, output_size)
+    shape = input._data.shape
+    ins, lead = shape[-spatial:], shape[:-spatial]
+    if all(n % o == 0 for n, o in zip(ins, outs)):  # equal windows: a reshape and a mean
+        split = []
+        for n, o in zip(ins, outs):
+            split += [o, n // o]
+        return rd.mean(mv.reshape(input, lead + tuple(split)), tuple(-1 - 2 * i for i in range(spatial)))
+    xp, dev = input._device.backend.xp, input._device
+    # uneven windows: out = A_h @ x @ A_w^T with the averaging matrices (differentiable via matmul)
+    aw = make(_adaptive_matrix(xp, ins[-1], outs[-1], input._data.dtype).T.copy(), dev)
+    x = linalg.matmul(input, aw)
+    if spatial == 2:
+        ah = make(_adaptive_matrix(xp, ins[0], outs[0], input._data.dtype), dev)
+        x = linalg.matmul(ah, x)
+    return x
+
+
+def _adaptive_matrix(xp, n_in: int, n_out: int, dtype):
+    """(n_out, n_in) averaging matrix of PyTorch's adaptive windows [floor(i*n/o), ceil((i+1)*n/o))."""
+    i = xp.arange(n_out).reshape(-1, 1)
+    start, end = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+    j = xp.arange(n_in)
+    return ((j >= start) & (j < end)).astype(dtype) / (end - start).astype(dtype)
 
 
 # ---------------------------------------------------------------- argument checks
@@ -92,6 +455,152 @@ def _size_str(sizes) -> str:
     return "(" + " x ".join(str(s) for s in sizes) + ")"
 
 
+def _conv_pads(padding, spatial: int, kernel: tuple, dilation: tuple, stride: tuple, op: str) -> tuple:
+    """((lo, hi), ...) per spatial dim from an int, a tuple, 'valid' or 'same'."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * spatial
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            pads = []
+            for k, d in zip(kernel, dilation):  # PyTorch puts the odd extra on the right
+                total = d * (k - 1)
+                pads.append((total // 2, total - total // 2))
+            return tuple(pads)
+        raise RuntimeError(f"Invalid padding string: '{padding}' (expected 'valid' or 'same')")
+    p = _ntuple(padding, spatial, "padding", op)
+    if any(v < 0 for v in p):
+        raise RuntimeError(f"negative padding is not supported (got padding={list(p)} in {op})")
+    return tuple((v, v) for v in p)
+
+
+def _conv_operands(op: str, spatial: int, input, weight, bias) -> tuple:
+    """Checked convolution operands: input (with a batch dim; and whether one was added)."""
+    if not isinstance(input, TensorBase) or not isinstance(weight, TensorBase):
+        raise TypeError(f"{op}(): input and weight must be Tensors, got {type(input).__name__} and "
+                        f"{type(weight).__name__}")
+    if bias is not None and not isinstance(bias, TensorBase):
+        raise TypeError(f"{op}(): bias must be a Tensor or None, got {type(bias).__name__}")
+    x, unbatched = _batched(input, spatial, op)
+    ws = weight._data.shape
+    if len(ws) != spatial + 2:
+        raise RuntimeError(f"Expected {spatial + 2}-dimensional weight for {op}, but got {len(ws)}-dimensional "
+                           f"weight of size {list(ws)}")
+    _check_float(op, input=x, weight=weight, bias=bias)
+    return x, unbatched
+
+
+def _conv_geometry(op: str, spatial: int, x, weight, bias, stride, padding, dilation, groups) -> "_ConvGeom":
+    """Checked convolution arguments: the geometry."""
+    stride = _positive(_ntuple(stride, spatial, "stride", op), "stride", op)
+    dilation = _positive(_ntuple(dilation, spatial, "dilation", op), "dilation", op)
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError(f"non-positive groups is not supported (got groups={groups} in {op})")
+    xs, ws = x._data.shape, weight._data.shape
+    kernel = tuple(ws[2:])
+    pads = _conv_pads(padding, spatial, kernel, dilation, stride, op)
+    if ws[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+                           f"but got weight of size {list(ws)} instead")
+    if xs[1] != ws[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(ws)}, expected input{list(xs)} to have "
+                           f"{ws[1] * groups} channels, but got {xs[1]} channels instead")
+    if bias is not None and bias._data.shape != (ws[0],):
+        raise RuntimeError(f"Given weight of size {list(ws)}, expected bias to be 1-dimensional with {ws[0]} "
+                           f"elements, but got bias of size {list(bias._data.shape)} instead")
+    padded = [n + lo + hi for n, (lo, hi) in zip(xs[2:], pads)]
+    effective = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
+    if any(p < k for p, k in zip(padded, effective)):
+        raise RuntimeError(f"Calculated padded input size per channel: {_size_str(padded)}. Kernel size: "
+                           f"{_size_str(effective)}. Kernel size can't be greater than actual input size "
+                           f"(in {op} of input{list(xs)} and weight{list(ws)})")
+    return _ConvGeom(xs, ws, stride, pads, dilation, groups, x._device)
+
+
+def _positive(sizes: tuple, name: str, op: str) -> tuple:
+    if any(v <= 0 for v in sizes):
+        raise RuntimeError(f"non-positive {name} is not supported (got {name}={list(sizes)} in {op})")
+    return sizes
+
+
+def _pool_args(op: str, x, spatial: int, kernel_size, stride, padding, dilation, ceil_mode):
+    """Checked pooling arguments: the geometry."""
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{op}(): input must be a Tensor, got {type(x).__name__}")
+    shape = x._data.shape
+    if x._data.ndim not in (spatial + 1, spatial + 2) or any(s == 0 for s in shape[1:]):
+        raise RuntimeError(f"{op}: expected a non-empty {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
+                           f"input, but got input of size {list(shape)}")
+    _check_float(op, input=x)
+    kernel = _pool_sizes(kernel_size, "kernel_size", spatial, op)
+    no_stride = stride is None or (not isinstance(stride, int) and len(stride) == 0)
+    stride = kernel if no_stride else _pool_sizes(stride, "stride", spatial, op)
+    padding = _pool_sizes(padding, "padding", spatial, op, positive=False)
+    dilation = _pool_sizes(dilation, "dilation", spatial, op)
+    for k, p, d in zip(kernel, padding, dilation):
+        if p < 0 or p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d} (in {op})")
+    geo = _PoolGeom(shape, spatial, kernel, stride, padding, dilation, ceil_mode)
+    if geo.OH < 1 or geo.OW < 1:
+        lead = shape[-spatial - 1]
+        ins = "x".join(str(s) for s in (lead,) + shape[-spatial:])
+        outs = "x".join(str(s) for s in (lead,) + geo.y_shape[-spatial:])
+        raise RuntimeError(f"Given input size: ({ins}). Calculated output size: ({outs}). Output size is too small "
+                           f"(in {op} with kernel_size={list(kernel)}, stride={list(stride)}, padding={list(padding)})")
+    return geo
+
+
+def _pool_sizes(value, name: str, spatial: int, op: str, positive: bool = True) -> tuple:
+    """A pooling size argument (an int, or one or `spatial` ints) as `spatial` ints, > 0 if `positive`."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        out = (value,) * spatial
+    else:
+        out = tuple(int(v) for v in value)
+        if len(out) == 1:
+            out = out * spatial
+        elif len(out) != spatial:
+            what = "a single int" if spatial == 1 else f"a single int, or a tuple of {spatial} ints"
+            raise RuntimeError(f"{op}: {name} must either be {what}, but got {name}={list(out)}")
+    if positive and any(v <= 0 for v in out):
+        raise RuntimeError(f"{op}: {name} must be greater than zero, but got {name}={list(out)}")
+    return out
+
+
+def _adaptive_output_size(op: str, spatial: int, input, output_size) -> tuple:
+    """Checked adaptive pooling arguments: the output size (None keeps that dim's size)."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{op}(): input must be a Tensor, got {type(input).__name__}")
+    shape = input._data.shape
+    if input._data.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{op}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got {list(shape)}")
+    for d in range(1, len(shape)):
+        if shape[d] == 0:
+            raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {list(shape)} with dimension {d} being empty")
+    _check_float(op, input=input)
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * spatial
+    output_size = tuple(output_size)
+    if len(output_size) != spatial:
+        raise RuntimeError(f"{op}: output_size must be {spatial}, but got output_size={list(output_size)}")
+    outs = tuple(n if o is None else int(o) for n, o in zip(shape[-spatial:], output_size))
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"{op}: elements of output_size must be greater than zero, but got {list(outs)}")
+    return outs
+
+
+def _pool_out(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling output size; with ceil_mode the last window must start inside the input or
+    the left padding."""
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
 # ---------------------------------------------------------------- convolution geometry
 
 class _ConvGeom:
@@ -104,9 +613,10 @@ class _ConvGeom:
     """
 
     __slots__ = ("x_shape", "w_shape", "y_shape", "N", "C", "H", "W", "O", "G", "kh", "kw", "sh", "sw", "dh",
-                 "dw", "pt", "pb", "pl", "pr", "Hp", "Wp", "OH", "OW", "M")
+                 "dw", "pt", "pb", "pl", "pr", "Hp", "Wp", "OH", "OW", "M", "device")
 
-    def __init__(self, x_shape, w_shape, stride, pads, dilation, groups):
+    def __init__(self, x_shape, w_shape, stride, pads, dilation, groups, device):
+        self.device = device
         self.x_shape, self.w_shape = tuple(x_shape), tuple(w_shape)
         if len(x_shape) == 3:
             self.N, self.C, self.W = x_shape
@@ -136,284 +646,6 @@ class _ConvGeom:
             for j in range(self.kw):
                 c = j * self.dw
                 yield i, j, buf[:, r:r + sh * (OH - 1) + 1:sh, c:c + sw * (OW - 1) + 1:sw]
-
-
-# ---------------------------------------------------------------- workspace
-
-class _Workspace(threading.local):
-    """Per-thread buffers reused between calls for temporaries that never leave the function that
-    fills them (columns, padded copies, accumulation grids). Allocating such arrays afresh each step
-    costs page faults on every call (large allocations are mapped and unmapped by the C allocator);
-    reusing them costs nothing. Buffers above _WORKSPACE_MAX bytes are not kept."""
-
-    def __init__(self):
-        self.arrays = {}
-
-
-_WORKSPACE_MAX = 16 << 20
-_workspace = _Workspace()
-
-
-def _scratch(dev, slot: str, shape: tuple, dtype, zero: bool = False):
-    """An array of `shape` from the buffer of `slot` on device `dev` (uninitialised unless `zero`).
-    Valid only until the next request for the same slot: never return it or save it."""
-    xp = dev.backend.xp
-    dtype = np.dtype(dtype)  # CuPy uses NumPy's dtypes too
-    nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes > _WORKSPACE_MAX:
-        return xp.zeros(shape, dtype=dtype) if zero else xp.empty(shape, dtype=dtype)
-    key = (dev._str, slot)
-    buf = _workspace.arrays.get(key)
-    if buf is None or buf.nbytes < nbytes:
-        buf = _workspace.arrays[key] = xp.empty(max(nbytes, 64), dtype="uint8")
-    out = buf[:nbytes].view(dtype).reshape(shape)
-    if zero:
-        out.fill(0)
-    return out
-
-
-# ---------------------------------------------------------------- convolution on arrays
-
-# The columns put the batch innermost, (C, kh, kw, OH, OW, N): for each kernel offset the copy moves
-# runs of OW * N contiguous numbers (a whole row of windows for the whole batch), where NCHW would move
-# runs of only OW. Small images (8x8 digits) make this the difference between copies at memory speed
-# and copies dominated by per-run overhead. The layout changes NCHW <-> CHWN are 2-d transposes
-# (N, C*H*W) <-> (C*H*W, N), done by the backend (`matrix_transpose`).
-
-def _im2col(dev, x, geo):
-    """The columns of input array x: (C, kh, kw, OH, OW, N), in the workspace."""
-    be = dev.backend
-    N, C, H, W = geo.N, geo.C, geo.H, geo.W
-    if geo.Hp == H and geo.Wp == W:
-        buf = be.matrix_transpose(x.reshape(N, C * H * W), out=_scratch(dev, "chwn", (C * H * W, N), x.dtype))
-        buf = buf.reshape(C, H, W, N)
-    else:
-        t = be.matrix_transpose(x.reshape(N, C * H * W), out=_scratch(dev, "chwn_t", (C * H * W, N), x.dtype))
-        buf = _scratch(dev, "chwn", (C, geo.Hp, geo.Wp, N), x.dtype, zero=True)
-        buf[:, geo.pt:geo.pt + H, geo.pl:geo.pl + W] = t.reshape(C, H, W, N)
-    cols = _scratch(dev, "cols", (C, geo.kh, geo.kw, geo.OH, geo.OW, N), x.dtype)
-    for i, j, slab in geo.slabs(buf):
-        cols[:, i, j] = slab
-    return cols
-
-
-def _col2im(dev, cols, geo):
-    """The adjoint of _im2col: columns (C, kh, kw, OH, OW, N) added back onto the input grid, as a
-    new array of x's shape."""
-    buf = _scratch(dev, "col2im", (geo.C, geo.Hp, geo.Wp, geo.N), cols.dtype, zero=True)
-    for i, j, slab in geo.slabs(buf):
-        slab += cols[:, i, j]
-    if geo.Hp != geo.H or geo.Wp != geo.W:
-        crop = _scratch(dev, "crop", (geo.C, geo.H, geo.W, geo.N), cols.dtype)
-        crop[...] = buf[:, geo.pt:geo.pt + geo.H, geo.pl:geo.pl + geo.W]
-        buf = crop
-    return dev.backend.matrix_transpose(buf.reshape(geo.C * geo.H * geo.W, geo.N)).reshape(geo.x_shape)
-
-
-def _grad_rows(dev, g, geo):
-    """An output gradient array (N, O, OH, OW) in the columns' layout: a new (O, OH * OW * N) array."""
-    return dev.backend.matrix_transpose(g.reshape(geo.N, geo.O * geo.OH * geo.OW)).reshape(geo.O, geo.M)
-
-
-def _grouped_matmul(dev, slot, a, b, G: int):
-    """a (G*p, q) @ b (G*q, r) per group, into the workspace: (G*p, r). One matrix product when G == 1."""
-    p, r = a.shape[0] // G, b.shape[1]
-    out = _scratch(dev, slot, (G, p, r), a.dtype)
-    if G == 1:
-        dev.backend.xp.matmul(a, b, out=out[0])
-    else:
-        dev.backend.xp.matmul(a.reshape(G, p, a.shape[1]), b.reshape(G, b.shape[0] // G, r), out=out)
-    return out.reshape(G * p, r)
-
-
-def _conv_forward(dev, x, w, b, geo):
-    """Convolution of arrays: a new (N, O, OH, OW) array."""
-    cols = _im2col(dev, x, geo)
-    K = geo.kh * geo.kw
-    out = _grouped_matmul(dev, "out", w.reshape(geo.O, geo.C // geo.G * K), cols.reshape(geo.C * K, geo.M), geo.G)
-    if b is not None:
-        out += b.reshape(geo.O, 1)
-    return dev.backend.matrix_transpose(out.reshape(geo.O * geo.OH * geo.OW, geo.N)).reshape(geo.y_shape)
-
-
-def _conv_input_grad(dev, gq, w, geo):
-    """The gradient of the input from the gradient rows gq (O, M): col2im(w^T @ gq)."""
-    K = geo.kh * geo.kw
-    Cg, Og = geo.C // geo.G, geo.O // geo.G
-    wt = w.reshape(geo.G, Og, Cg * K).transpose(0, 2, 1).reshape(geo.C * K, Og)  # per group w^T, stacked
-    cols = _grouped_matmul(dev, "gcols", dev.backend.xp.ascontiguousarray(wt), gq, geo.G)  # (C*K, M)
-    return _col2im(dev, cols.reshape(geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N), geo)
-
-
-def _conv_weight_grad(dev, x, gq, geo):
-    """The gradient of the weight: gq (O, M) @ cols(x)^T (M, C/groups * K), per group; computed as
-    (cols @ gq^T)^T, which BLAS runs faster for these shapes."""
-    cols = _im2col(dev, x, geo)  # recomputed, not kept from the forward (as PyTorch: it is kh*kw times x)
-    G = geo.G
-    cm = cols.reshape(G, geo.C // G * geo.kh * geo.kw, geo.M)
-    gwt = cm @ gq.reshape(G, geo.O // G, geo.M).transpose(0, 2, 1)  # (G, Cg*K, Og)
-    return gwt.transpose(0, 2, 1).reshape(geo.w_shape)
-
-
-class Conv(Function):
-    """Convolution (cross-correlation, as PyTorch) of x with w, plus bias b.
-    Backward: dx = ConvInputGrad(g, w) (the transposed convolution), dw = ConvWeightGrad(x, g),
-    db = ConvBiasGrad(g), g summed over batch and positions."""
-
-    @staticmethod
-    def forward(ctx, x, w, b, geo):
-        n = ctx.needs_input_grad
-        if n[0] or n[1] or n[2]:
-            ctx.geo = geo
-            ctx.save_for_backward(x, w)
-        return _conv_forward(ctx.device, x._data, w._data, None if b is None else b._data, geo)
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        geo = ctx.geo
-        n = ctx.needs_input_grad
-        gq = _grad_rows(ctx.device, g._data, geo)
-        gx = ConvInputGrad.apply(g, w, geo, gq) if n[0] else None
-        gw = ConvWeightGrad.apply(x, g, geo, gq) if n[1] else None
-        gb = ConvBiasGrad.apply(g, gq) if n[2] else None
-        return gx, gw, gb, None
-
-
-class ConvBiasGrad(Function):
-    """The gradient of a convolution's bias: g summed over batch and positions (from the gradient
-    rows gq when the caller has them). Backward: gg broadcast back over batch and positions."""
-
-    @staticmethod
-    def forward(ctx, g, gq=None):
-        if gq is not None:
-            return gq.sum(axis=1)
-        d = g._data
-        return d.sum(axis=(0,) + tuple(range(2, d.ndim)))
-
-    @staticmethod
-    def backward(ctx, gg):
-        shape = ctx.input_shapes[0]
-        return mv.expand(mv.reshape(gg, (1, shape[1]) + (1,) * (len(shape) - 2)), shape), None
-
-
-class ConvInputGrad(Function):
-    """The gradient of a convolution's input: the transposed convolution of g with w (w^T @ g, then
-    col2im). It is linear in g and w; backward: dg = Conv(gg, w), dw = ConvWeightGrad(gg, g)."""
-
-    @staticmethod
-    def forward(ctx, g, w, geo, gq=None):
-        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-            ctx.geo = geo
-            ctx.save_for_backward(g, w)
-        if gq is None:
-            gq = _grad_rows(ctx.device, g._data, geo)
-        return _conv_input_grad(ctx.device, gq, w._data, geo)
-
-    @staticmethod
-    def backward(ctx, gg):
-        g, w = ctx.saved_tensors
-        n = ctx.needs_input_grad
-        dg = Conv.apply(gg, w, None, ctx.geo) if n[0] else None
-        dw = ConvWeightGrad.apply(gg, g, ctx.geo) if n[1] else None
-        return dg, dw, None, None
-
-
-class ConvWeightGrad(Function):
-    """The gradient of a convolution's weight: g @ cols(x)^T per group. It is linear in x and g;
-    backward: dx = ConvInputGrad(g, gg), dg = Conv(x, gg)."""
-
-    @staticmethod
-    def forward(ctx, x, g, geo, gq=None):
-        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
-            ctx.geo = geo
-            ctx.save_for_backward(x, g)
-        if gq is None:
-            gq = _grad_rows(ctx.device, g._data, geo)
-        return _conv_weight_grad(ctx.device, x._data, gq, geo)
-
-    @staticmethod
-    def backward(ctx, gg):
-        x, g = ctx.saved_tensors
-        n = ctx.needs_input_grad
-        dx = ConvInputGrad.apply(g, gg, ctx.geo) if n[0] else None
-        dg = Conv.apply(x, gg, None, ctx.geo) if n[1] else None
-        return dx, dg, None, None
-
-
-def _conv_pads(padding, spatial: int, kernel: tuple, dilation: tuple, stride: tuple, op: str) -> tuple:
-    """((lo, hi), ...) per spatial dim from an int, a tuple, 'valid' or 'same'."""
-    if isinstance(padding, str):
-        if padding == "valid":
-            return ((0, 0),) * spatial
-        if padding == "same":
-            if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            pads = []
-            for k, d in zip(kernel, dilation):  # PyTorch puts the odd extra on the right
-                total = d * (k - 1)
-                pads.append((total // 2, total - total // 2))
-            return tuple(pads)
-        raise RuntimeError(f"Invalid padding string: '{padding}' (expected 'valid' or 'same')")
-    p = _ntuple(padding, spatial, "padding", op)
-    if any(v < 0 for v in p):
-        raise RuntimeError(f"negative padding is not supported (got padding={list(p)} in {op})")
-    return tuple((v, v) for v in p)
-
-
-def _conv(op: str, spatial: int, input, weight, bias, stride, padding, dilation, groups):
-    if not isinstance(input, TensorBase) or not isinstance(weight, TensorBase):
-        raise TypeError(f"{op}(): input and weight must be Tensors, got {type(input).__name__} and "
-                        f"{type(weight).__name__}")
-    if bias is not None and not isinstance(bias, TensorBase):
-        raise TypeError(f"{op}(): bias must be a Tensor or None, got {type(bias).__name__}")
-    x, unbatched = _batched(input, spatial, op)
-    ws = weight._data.shape
-    if len(ws) != spatial + 2:
-        raise RuntimeError(f"Expected {spatial + 2}-dimensional weight for {op}, but got {len(ws)}-dimensional "
-                           f"weight of size {list(ws)}")
-    _check_float(op, input=x, weight=weight, bias=bias)
-    stride = _ntuple(stride, spatial, "stride", op)
-    dilation = _ntuple(dilation, spatial, "dilation", op)
-    if any(s <= 0 for s in stride):
-        raise RuntimeError(f"non-positive stride is not supported (got stride={list(stride)} in {op})")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"non-positive dilation is not supported (got dilation={list(dilation)} in {op})")
-    if not isinstance(groups, int) or groups <= 0:
-        raise RuntimeError(f"non-positive groups is not supported (got groups={groups} in {op})")
-    kernel = tuple(ws[2:])
-    pads = _conv_pads(padding, spatial, kernel, dilation, stride, op)
-    xs = x._data.shape
-    if ws[0] % groups:
-        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
-                           f"but got weight of size {list(ws)} instead")
-    if xs[1] != ws[1] * groups:
-        raise RuntimeError(f"Given groups={groups}, weight of size {list(ws)}, expected input{list(xs)} to have "
-                           f"{ws[1] * groups} channels, but got {xs[1]} channels instead")
-    if bias is not None and bias._data.shape != (ws[0],):
-        raise RuntimeError(f"Given weight of size {list(ws)}, expected bias to be 1-dimensional with {ws[0]} "
-                           f"elements, but got bias of size {list(bias._data.shape)} instead")
-    padded = [n + lo + hi for n, (lo, hi) in zip(xs[2:], pads)]
-    effective = [d * (k - 1) + 1 for k, d in zip(kernel, dilation)]
-    if any(p < k for p, k in zip(padded, effective)):
-        raise RuntimeError(f"Calculated padded input size per channel: {_size_str(padded)}. Kernel size: "
-                           f"{_size_str(effective)}. Kernel size can't be greater than actual input size "
-                           f"(in {op} of input{list(xs)} and weight{list(ws)})")
-    geo = _ConvGeom(xs, ws, stride, pads, dilation, groups)
-    out = Conv.apply(x, weight, bias, geo)
-    return mv.squeeze(out, 0) if unbatched else out
-
-
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
-    """1-d convolution (cross-correlation) as torch.nn.functional.conv1d: input (N, C, L) or (C, L),
-    weight (O, C/groups, k); padding an int, 'valid' or 'same'."""
-    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
-    """2-d convolution (cross-correlation) as torch.nn.functional.conv2d: input (N, C, H, W) or (C, H, W),
-    weight (O, C/groups, kh, kw); stride/padding/dilation an int or a pair; padding also 'valid' or 'same'."""
-    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
 # ---------------------------------------------------------------- pooling geometry
@@ -486,329 +718,138 @@ class _PoolGeom:
         return out
 
 
+# ---------------------------------------------------------------- convolution on arrays
 
-def _pool_out(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
-    """PyTorch's pooling output size; with ceil_mode the last window must start inside the input or
-    the left padding."""
-    span = n + 2 * p - d * (k - 1) - 1
-    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (out - 1) * s >= n + p:
-        out -= 1
+# The columns put the batch innermost, (C, kh, kw, OH, OW, N): for each kernel offset the copy moves
+# runs of OW * N contiguous numbers (a whole row of windows for the whole batch), where NCHW would move
+# runs of only OW. Small images (8x8 digits) make this the difference between copies at memory speed
+# and copies dominated by per-run overhead. The layout changes NCHW <-> CHWN are 2-d transposes
+# (N, C*H*W) <-> (C*H*W, N), done by the backend (`matrix_transpose`).
+
+def im2col(x, geo):
+    """The columns of input array x (N, C, H, W) under every kernel offset: an array (C, kh, kw, OH, OW, N)
+    with cols[c, i, j, oh, ow, n] = x_padded[n, c, oh * sh + i * dh, ow * sw + j * dw], where x_padded is x
+    with geo.pt/pb rows and geo.pl/pr columns of zeros around it. The "im2col" seam; this one writes into the
+    workspace (valid until the next convolution)."""
+    dev = geo.device
+    be = dev.backend
+    N, C, H, W = geo.N, geo.C, geo.H, geo.W
+    if geo.Hp == H and geo.Wp == W:
+        buf = be.matrix_transpose(x.reshape(N, C * H * W), out=_scratch(dev, "chwn", (C * H * W, N), x.dtype))
+        buf = buf.reshape(C, H, W, N)
+    else:
+        t = be.matrix_transpose(x.reshape(N, C * H * W), out=_scratch(dev, "chwn_t", (C * H * W, N), x.dtype))
+        buf = _scratch(dev, "chwn", (C, geo.Hp, geo.Wp, N), x.dtype, zero=True)
+        buf[:, geo.pt:geo.pt + H, geo.pl:geo.pl + W] = t.reshape(C, H, W, N)
+    cols = _scratch(dev, "cols", (C, geo.kh, geo.kw, geo.OH, geo.OW, N), x.dtype)
+    for i, j, slab in geo.slabs(buf):
+        cols[:, i, j] = slab
+    return cols
+
+
+def _check_im2col(cols, x, geo):
+    want = (geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N)
+    if getattr(cols, "shape", None) != want:
+        got = list(cols.shape) if hasattr(cols, "shape") else type(cols).__name__
+        raise RuntimeError(f"im2col returned {got} for an input of shape {list(x.shape)}: it must return an "
+                           f"array of shape (C, kh, kw, OH, OW, N) = {list(want)}")
+    return cols
+
+
+seams.register("im2col", sys.modules[__name__], "im2col", adapt=seams.checked(_check_im2col), doc=(
+    "The columns a convolution multiplies by its weight: im2col(x, geo) -> an array (C, kh, kw, OH, OW, N), "
+    "x an array (N, C, H, W) (conv1d's with H = 1), geo the sizes (N, C, H, W, kh, kw, stride sh/sw, "
+    "dilation dh/dw, padding pt/pb/pl/pr, OH, OW; geo.device.backend.xp the array module): "
+    "cols[c, i, j, oh, ow, n] = x_padded[n, c, oh*sh + i*dh, ow*sw + j*dw], zeros outside x."))
+
+
+def _col2im(dev, cols, geo):
+    """The adjoint of im2col: columns (C, kh, kw, OH, OW, N) added back onto the input grid, as a
+    new array of x's shape."""
+    buf = _scratch(dev, "col2im", (geo.C, geo.Hp, geo.Wp, geo.N), cols.dtype, zero=True)
+    for i, j, slab in geo.slabs(buf):
+        slab += cols[:, i, j]
+    if geo.Hp != geo.H or geo.Wp != geo.W:
+        crop = _scratch(dev, "crop", (geo.C, geo.H, geo.W, geo.N), cols.dtype)
+        crop[...] = buf[:, geo.pt:geo.pt + geo.H, geo.pl:geo.pl + geo.W]
+        buf = crop
+    return dev.backend.matrix_transpose(buf.reshape(geo.C * geo.H * geo.W, geo.N)).reshape(geo.x_shape)
+
+
+def _grad_rows(dev, g, geo):
+    """An output gradient array (N, O, OH, OW) in the columns' layout: a new (O, OH * OW * N) array."""
+    return dev.backend.matrix_transpose(g.reshape(geo.N, geo.O * geo.OH * geo.OW)).reshape(geo.O, geo.M)
+
+
+def _grouped_matmul(dev, slot, a, b, G: int):
+    """a (G*p, q) @ b (G*q, r) per group, into the workspace: (G*p, r). One matrix product when G == 1."""
+    p, r = a.shape[0] // G, b.shape[1]
+    out = _scratch(dev, slot, (G, p, r), a.dtype)
+    if G == 1:
+        dev.backend.xp.matmul(a, b, out=out[0])
+    else:
+        dev.backend.xp.matmul(a.reshape(G, p, a.shape[1]), b.reshape(G, b.shape[0] // G, r), out=out)
+    return out.reshape(G * p, r)
+
+
+def _conv_forward(dev, x, w, b, geo):
+    """Convolution of arrays: a new (N, O, OH, OW) array."""
+    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)
+    K = geo.kh * geo.kw
+    out = _grouped_matmul(dev, "out", w.reshape(geo.O, geo.C // geo.G * K), cols.reshape(geo.C * K, geo.M), geo.G)
+    if b is not None:
+        out += b.reshape(geo.O, 1)
+    return dev.backend.matrix_transpose(out.reshape(geo.O * geo.OH * geo.OW, geo.N)).reshape(geo.y_shape)
+
+
+def _conv_input_grad(dev, gq, w, geo):
+    """The gradient of the input from the gradient rows gq (O, M): col2im(w^T @ gq)."""
+    K = geo.kh * geo.kw
+    Cg, Og = geo.C // geo.G, geo.O // geo.G
+    wt = w.reshape(geo.G, Og, Cg * K).transpose(0, 2, 1).reshape(geo.C * K, Og)  # per group w^T, stacked
+    cols = _grouped_matmul(dev, "gcols", dev.backend.xp.ascontiguousarray(wt), gq, geo.G)  # (C*K, M)
+    return _col2im(dev, cols.reshape(geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N), geo)
+
+
+def _conv_weight_grad(dev, x, gq, geo):
+    """The gradient of the weight: gq (O, M) @ cols(x)^T (M, C/groups * K), per group; computed as
+    (cols @ gq^T)^T, which BLAS runs faster for these shapes."""
+    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)  # recomputed, not kept from the forward (as PyTorch: it is kh*kw times x)
+    G = geo.G
+    cm = cols.reshape(G, geo.C // G * geo.kh * geo.kw, geo.M)
+    gwt = cm @ gq.reshape(G, geo.O // G, geo.M).transpose(0, 2, 1)  # (G, Cg*K, Og)
+    return gwt.transpose(0, 2, 1).reshape(geo.w_shape)
+
+
+# ---------------------------------------------------------------- workspace
+
+class _Workspace(threading.local):
+    """Per-thread buffers reused between calls for temporaries that never leave the function that
+    fills them (columns, padded copies, accumulation grids). Allocating such arrays afresh each step
+    costs page faults on every call (large allocations are mapped and unmapped by the C allocator);
+    reusing them costs nothing. Buffers above _WORKSPACE_MAX bytes are not kept."""
+
+    def __init__(self):
+        self.arrays = {}
+
+
+_WORKSPACE_MAX = 16 << 20
+_workspace = _Workspace()
+
+
+def _scratch(dev, slot: str, shape: tuple, dtype, zero: bool = False):
+    """An array of `shape` from the buffer of `slot` on device `dev` (uninitialised unless `zero`).
+    Valid only until the next request for the same slot: never return it or save it."""
+    xp = dev.backend.xp
+    dtype = np.dtype(dtype)  # CuPy uses NumPy's dtypes too
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes > _WORKSPACE_MAX:
+        return xp.zeros(shape, dtype=dtype) if zero else xp.empty(shape, dtype=dtype)
+    key = (dev._str, slot)
+    buf = _workspace.arrays.get(key)
+    if buf is None or buf.nbytes < nbytes:
+        buf = _workspace.arrays[key] = xp.empty(max(nbytes, 64), dtype="uint8")
+    out = buf[:nbytes].view(dtype).reshape(shape)
+    if zero:
+        out.fill(0)
     return out
-
-
-def _pool_args(op: str, x, spatial: int, kernel_size, stride, padding, dilation, ceil_mode):
-    """Checked pooling arguments: the geometry."""
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): input must be a Tensor, got {type(x).__name__}")
-    shape = x._data.shape
-    if x._data.ndim not in (spatial + 1, spatial + 2) or any(s == 0 for s in shape[1:]):
-        raise RuntimeError(f"{op}: expected a non-empty {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
-                           f"input, but got input of size {list(shape)}")
-    _check_float(op, input=x)
-
-    def pair(value, name):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return (value,) * spatial
-        out = tuple(int(v) for v in value)
-        if len(out) == 1:
-            return out * spatial
-        if len(out) != spatial:
-            what = "a single int" if spatial == 1 else f"a single int, or a tuple of {spatial} ints"
-            raise RuntimeError(f"{op}: {name} must either be {what}, but got {name}={list(out)}")
-        return out
-
-    kernel = pair(kernel_size, "kernel_size")
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else pair(stride, "stride")
-    padding = pair(padding, "padding")
-    dilation = pair(dilation, "dilation")
-    if any(k <= 0 for k in kernel):
-        raise RuntimeError(f"{op}: kernel_size must be greater than zero, but got kernel_size={list(kernel)}")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError(f"{op}: stride must be greater than zero, but got stride={list(stride)}")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError(f"{op}: dilation must be greater than zero, but got dilation={list(dilation)}")
-    for k, p, d in zip(kernel, padding, dilation):
-        if p < 0 or p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
-                               f"kernel_size={k} and dilation={d} (in {op})")
-    geo = _PoolGeom(shape, spatial, kernel, stride, padding, dilation, ceil_mode)
-    if geo.OH < 1 or geo.OW < 1:
-        lead = shape[-spatial - 1]
-        ins = "x".join(str(s) for s in (lead,) + shape[-spatial:])
-        outs = "x".join(str(s) for s in (lead,) + geo.y_shape[-spatial:])
-        raise RuntimeError(f"Given input size: ({ins}). Calculated output size: ({outs}). Output size is too small "
-                           f"(in {op} with kernel_size={list(kernel)}, stride={list(stride)}, padding={list(padding)})")
-    return geo
-
-
-# ---------------------------------------------------------------- max pooling
-
-class MaxPool(Function):
-    """The max over each window (padding counts as -inf); with want_indices also PyTorch's indices,
-    the argmax's position h * W + w in its input plane. Ties go to the first element of the window,
-    NaN wins (as PyTorch). Backward: g goes to each window's argmax (MaxPoolInputGrad)."""
-
-    @staticmethod
-    def forward(ctx, x, geo, want_indices):
-        xp = ctx.xp
-        win = geo.windows(ctx.device, geo.padded_input(ctx.device, x._data, -float("inf")))  # (K, P, OH, OW)
-        best = win.max(axis=0)
-        K = geo.K
-        idx = xp.zeros(best.shape, dtype="int8" if K <= 127 else "int32")  # the argmax's k in the window
-        if K > 1:  # first k with win[k] == best: the count of leading mismatches
-            before = win[0] != best
-            idx += before
-            for k in range(1, K - 1):
-                before &= win[k] != best
-                idx += before
-            if bool(xp.isnan(best).any()):  # NaN wins; with several NaNs the last one, as PyTorch
-                for k in range(K):
-                    xp.copyto(idx, k, where=xp.isnan(win[k]))
-        y = best.reshape(geo.y_shape)
-        need_grad = ctx.needs_input_grad[0]
-        if not (need_grad or want_indices):
-            return y
-        gidx = _argmax_index(xp, geo, idx, best)
-        if need_grad:
-            ctx.geo, ctx.gidx = geo, gidx
-        if not want_indices:
-            return y
-        plane = (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(geo.P, 1, 1)
-        flat = (gidx - plane).reshape(geo.y_shape)
-        ctx.mark_non_differentiable(flat)
-        return y, flat
-
-    @staticmethod
-    def backward(ctx, g, *_):
-        return MaxPoolInputGrad.apply(g, ctx.geo, ctx.gidx), None, None
-
-
-def _argmax_index(xp, geo, idx, best):
-    """Each window's argmax as a position in the flattened input (P * H * W), int64, from its
-    offset k in the window. A window whose max is -inf and that reaches into padding points at its
-    first input element, as PyTorch does."""
-    H, W = geo.H, geo.W
-    rows = xp.arange(geo.OH, dtype="int64") * geo.sh - geo.ph
-    cols = xp.arange(geo.OW, dtype="int64") * geo.sw - geo.pw
-    if geo.padded and bool((best == -float("inf")).any()):
-        k = idx.astype("int64")
-        h = xp.clip(rows.reshape(-1, 1) + (k // geo.kw) * geo.dh, 0, H - 1)
-        w = xp.clip(cols + (k % geo.kw) * geo.dw, 0, W - 1)
-        within = h * W + w
-    else:  # a table of the K offsets, looked up by k
-        offsets = xp.asarray([i * geo.dh * W + j * geo.dw for i in range(geo.kh) for j in range(geo.kw)],
-                             dtype="int64")
-        within = (rows * W).reshape(-1, 1) + cols + offsets.take(idx)
-    return within + (xp.arange(geo.P, dtype="int64") * (H * W)).reshape(geo.P, 1, 1)
-
-
-class MaxPoolInputGrad(Function):
-    """The gradient of max pooling: g scattered to each window's argmax (added up where windows
-    overlap). Linear in g; backward: gather the gradient at the argmax again (MaxPoolGather)."""
-
-    @staticmethod
-    def forward(ctx, g, geo, gidx):
-        if ctx.needs_input_grad[0]:
-            ctx.geo, ctx.gidx = geo, gidx
-        xp = ctx.xp
-        out = xp.zeros(geo.P * geo.H * geo.W, dtype=g._data.dtype)
-        if geo.overlap:
-            ctx.device.backend.index_add(out, gidx.reshape(-1), g._data.reshape(-1))
-        else:  # each input element is in one window at most: the argmaxes are distinct
-            out[gidx.reshape(-1)] = g._data.reshape(-1)
-        return out.reshape(geo.x_shape)
-
-    @staticmethod
-    def backward(ctx, gg):
-        return MaxPoolGather.apply(gg, ctx.geo, ctx.gidx), None, None
-
-
-class MaxPoolGather(Function):
-    """Each window's value at the argmax (the max pool of another tensor with the same winners).
-    Linear; backward: scatter to the argmax (MaxPoolInputGrad)."""
-
-    @staticmethod
-    def forward(ctx, x, geo, gidx):
-        if ctx.needs_input_grad[0]:
-            ctx.geo, ctx.gidx = geo, gidx
-        return x._data.reshape(-1).take(gidx).reshape(geo.y_shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        return MaxPoolInputGrad.apply(g, ctx.geo, ctx.gidx), None, None
-
-
-def _max_pool(op, spatial, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    geo = _pool_args(op, input, spatial, kernel_size, stride, padding, dilation, ceil_mode)
-    if return_indices:
-        return tuple(MaxPool.apply(input, geo, True))
-    return MaxPool.apply(input, geo, False)
-
-
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False):
-    """1-d max pooling as torch.nn.functional.max_pool1d: input (N, C, L) or (C, L); padding is -inf;
-    with return_indices, also the argmax positions along L (int64)."""
-    return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-
-
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
-               return_indices: bool = False):
-    """2-d max pooling as torch.nn.functional.max_pool2d: input (N, C, H, W) or (C, H, W); stride defaults to
-    kernel_size; padding is -inf; with return_indices, also the argmax positions h * W + w (int64).
-    The gradient goes to the argmax (the first one on ties, as PyTorch)."""
-    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-
-
-# ---------------------------------------------------------------- average pooling
-
-def _avg_divisor(xp, geo, count_include_pad: bool, divisor_override, dtype):
-    """PyTorch's divisor per output position: the window size clipped to the padded input (or to the
-    input itself without count_include_pad); a Python number when it is the same everywhere, else an
-    (OH, OW) array (the outer product of the per-row and per-column window sizes)."""
-    if divisor_override is not None:
-        return divisor_override
-
-    def sizes(n_out, n, k, s, p):  # window extent per output row (or column): plain ints, O(n_out)
-        start = [o * s - p for o in range(n_out)]
-        end = [min(b + k, n + p) for b in start]
-        if count_include_pad:
-            return [e - b for b, e in zip(start, end)]
-        return [min(e, n) - max(b, 0) for b, e in zip(start, end)]
-
-    hs = sizes(geo.OH, geo.H, geo.kh, geo.sh, geo.ph)
-    ws = sizes(geo.OW, geo.W, geo.kw, geo.sw, geo.pw)
-    if len(set(hs)) == 1 and len(set(ws)) == 1:
-        return hs[0] * ws[0]
-    return xp.asarray(hs, dtype=dtype).reshape(-1, 1) * xp.asarray(ws, dtype=dtype)
-
-
-class AvgPool(Function):
-    """The mean over each window (sum / divisor). Linear; backward: g / divisor spread over each window
-    (AvgPoolInputGrad)."""
-
-    @staticmethod
-    def forward(ctx, x, geo):
-        if ctx.needs_input_grad[0]:
-            ctx.geo = geo
-        total = None
-        for _, slab in geo.slabs(geo.padded_input(ctx.device, x._data, 0)):
-            if total is None:
-                total = ctx.xp.array(slab, copy=True)
-            else:
-                total += slab
-        total /= geo.divisor
-        return total.reshape(geo.y_shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        return AvgPoolInputGrad.apply(g, ctx.geo), None
-
-
-class AvgPoolInputGrad(Function):
-    """The gradient of average pooling: g / divisor added onto every element of its window. Linear;
-    backward: AvgPool of the incoming gradient."""
-
-    @staticmethod
-    def forward(ctx, g, geo):
-        if ctx.needs_input_grad[0]:
-            ctx.geo = geo
-        xp = ctx.xp
-        d = g._data
-        share = d.reshape(geo.P, geo.OH, geo.OW) / geo.divisor
-        if not geo.padded:
-            out = xp.zeros((geo.P, geo.H, geo.W), dtype=d.dtype)
-            for _, slab in geo.slabs(out):
-                slab += share
-            return out.reshape(geo.x_shape)
-        buf = _scratch(ctx.device, "pool_pad", (geo.P, geo.Hp, geo.Wp), d.dtype, zero=True)
-        for _, slab in geo.slabs(buf):
-            slab += share
-        return xp.ascontiguousarray(buf[:, geo.ph:geo.ph + geo.H, geo.pw:geo.pw + geo.W]).reshape(geo.x_shape)
-
-    @staticmethod
-    def backward(ctx, gg):
-        return AvgPool.apply(gg, ctx.geo), None
-
-
-def _avg_pool(op, spatial, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    geo = _pool_args(op, input, spatial, kernel_size, stride, padding, 1, ceil_mode)
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError(f"{op}: divisor must be not zero")
-    geo.divisor = _avg_divisor(input._device.backend.xp, geo, count_include_pad, divisor_override,
-                               input._data.dtype)
-    return AvgPool.apply(input, geo)
-
-
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True):
-    """1-d average pooling as torch.nn.functional.avg_pool1d: input (N, C, L) or (C, L); zero padding,
-    counted in the divisor unless count_include_pad=False."""
-    return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
-
-
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
-               count_include_pad: bool = True, divisor_override=None):
-    """2-d average pooling as torch.nn.functional.avg_pool2d: input (N, C, H, W) or (C, H, W); stride defaults
-    to kernel_size; zero padding, counted in the divisor unless count_include_pad=False."""
-    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
-
-
-# ---------------------------------------------------------------- adaptive average pooling
-
-def _adaptive_matrix(xp, n_in: int, n_out: int, dtype):
-    """(n_out, n_in) averaging matrix of PyTorch's adaptive windows [floor(i*n/o), ceil((i+1)*n/o))."""
-    i = xp.arange(n_out).reshape(-1, 1)
-    start, end = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
-    j = xp.arange(n_in)
-    return ((j >= start) & (j < end)).astype(dtype) / (end - start).astype(dtype)
-
-
-def _adaptive_avg_pool(op: str, spatial: int, input, output_size):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): input must be a Tensor, got {type(input).__name__}")
-    shape = input._data.shape
-    if input._data.ndim not in (spatial + 1, spatial + 2):
-        raise RuntimeError(f"{op}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got {list(shape)}")
-    for d in range(1, len(shape)):
-        if shape[d] == 0:
-            raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input "
-                               f"has sizes {list(shape)} with dimension {d} being empty")
-    _check_float(op, input=input)
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size,) * spatial
-    output_size = tuple(output_size)
-    if len(output_size) != spatial:
-        raise RuntimeError(f"{op}: output_size must be {spatial}, but got output_size={list(output_size)}")
-    ins = shape[-spatial:]
-    outs = tuple(n if o is None else int(o) for n, o in zip(ins, output_size))
-    if any(o <= 0 for o in outs):
-        raise RuntimeError(f"{op}: elements of output_size must be greater than zero, but got {list(outs)}")
-    x = input
-    lead = shape[:-spatial]
-    if all(n % o == 0 for n, o in zip(ins, outs)):  # equal windows: a reshape and a mean
-        split = []
-        for n, o in zip(ins, outs):
-            split += [o, n // o]
-        return rd.mean(mv.reshape(x, lead + tuple(split)), tuple(-1 - 2 * i for i in range(spatial)))
-    xp, dev = input._device.backend.xp, input._device
-    # uneven windows: out = A_h @ x @ A_w^T with the averaging matrices (differentiable via matmul)
-    aw = make(_adaptive_matrix(xp, ins[-1], outs[-1], input._data.dtype).T.copy(), dev)
-    x = linalg.matmul(x, aw)
-    if spatial == 2:
-        ah = make(_adaptive_matrix(xp, ins[0], outs[0], input._data.dtype), dev)
-        x = linalg.matmul(ah, x)
-    return x
-
-
-def adaptive_avg_pool1d(input, output_size):
-    """Average pooling to a fixed output length, as torch.nn.functional.adaptive_avg_pool1d."""
-    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
-
-
-def adaptive_avg_pool2d(input, output_size):
-    """Average pooling to a fixed output size (an int, a pair, None keeps that dim), as
-    torch.nn.functional.adaptive_avg_pool2d: windows [floor(i*H/OH), ceil((i+1)*H/OH))."""
-    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)

@@ -1,4 +1,4 @@
-"""Elementwise ops: arithmetic, comparisons, unary math, where, clamp, casts.
+"""Elementwise ops: arithmetic, comparisons, unary math, where, clamp, clone.
 
 Each op is a Function whose forward computes on backend arrays (`ctx.xp`) and
 whose backward is written with these same differentiable ops, so gradients of
@@ -7,130 +7,18 @@ on either side and promote dtypes like PyTorch (see `dtypes.result_type`).
 """
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .. import dtypes
-from ..autograd.function import Function
-from ..autograd.tensor_base import TensorBase, make, tensor_types
-from . import reduce as _reduce
-
-_SCALARS = (int, float, bool)
-_PLAIN_TYPES = frozenset(_SCALARS + (type(None),))
-
-
-def _arr(x):
-    """The array of a tensor operand; a Python number (or an absent bound, None) stays as it is."""
-    return x if x.__class__ in _PLAIN_TYPES else x._data
-
-
-def _unbroadcast(ctx, g, i):
-    """The gradient for argument i, summed back to that argument's shape."""
-    shape = ctx.input_shapes[i]
-    return g if g._data.shape == shape else _reduce.sum_to(g, shape)
-
-
-def _const(ctx, arr):
-    """A constant (no-grad) tensor on the node's device, e.g. a mask used by a backward."""
-    return make(arr, ctx.device)
-
-
-_zeros: dict = {}
-
-
-def _zero(ctx, dtype):
-    """A 0-d zero of `dtype` on the node's device, made once. A ufunc converts a Python 0 anew on
-    every call, which costs as much as the whole operation on a small array."""
-    key = (ctx.device._str, dtype)
-    z = _zeros.get(key)
-    if z is None:
-        z = _zeros[key] = ctx.xp.zeros((), dtype)
-    return z
-
-
-# ---------------------------------------------------------------- dtype promotion
-
-def _as_operand(x, op: str):
-    if isinstance(x, np.generic) and x.dtype.kind in "biuf":
-        return x.item()  # NumPy scalars promote like Python numbers (as in PyTorch)
-    if isinstance(x, TensorBase) or isinstance(x, _SCALARS):
-        return x
-    if isinstance(x, numbers.Number) and not isinstance(x, complex):
-        return x.item() if hasattr(x, "item") else x
-    if isinstance(x, np.ndarray):
-        from ..creation import as_tensor
-        return as_tensor(x)
-    raise TypeError(f"unsupported operand type for {op}: {type(x).__name__} (expected a Tensor or a Python number)")
-
-
-def _tier_dtype(x):
-    if isinstance(x, TensorBase):
-        return x.dtype, 0 if x._data.ndim else 1
-    return dtypes.scalar_dtype(x), 2
-
-
-def promote(*operands, op: str = "op", min_category: int = dtypes.BOOL):
-    """Cast tensor operands to PyTorch's result dtype (scalars stay Python numbers).
-    `min_category=FLOAT` gives true division's int -> default float rule."""
-    tiers = ([], [], [])
-    for x in operands:
-        if x is not None:
-            d, tier = _tier_dtype(x)
-            tiers[tier].append(d)
-    rt = dtypes.result_type(*tiers)
-    if rt.category < min_category:
-        rt = dtypes.get_default_dtype()
-    return tuple(cast(x, rt.np) if isinstance(x, TensorBase) and x._data.dtype != rt.np else x
-                 for x in operands)
-
-
-def _binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
-    """Run binary Function `fn` on (a, b) after promotion, with PyTorch's broadcast error."""
-    a, b = promote(_as_operand(a, op), _as_operand(b, op), op=op, min_category=min_category)
-    try:
-        return fn.apply(a, b)
-    except ValueError as e:
-        _raise_broadcast(a, b, op, e)
-
-
-def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
-    """The public function of binary Function `fn`. Its fast path (two tensors of one
-    dtype, or a float tensor and a Python number) goes straight to apply."""
-    float_only = min_category == dtypes.FLOAT
-
-    def run(a, b):
-        tb = b.__class__
-        if tb in tensor_types and a.__class__ in tensor_types and a._data.dtype is b._data.dtype and (
-                not float_only or a._data.dtype.kind == "f"):
-            try:
-                return fn.apply(a, b)
-            except ValueError as e:
-                _raise_broadcast(a, b, op, e)
-        if (tb is float or tb is int) and isinstance(a, TensorBase) and a._data.dtype.kind == "f":
-            return fn.apply(a, b)
-        return _binary(fn, a, b, op, min_category)
-
-    run.__name__, run.__doc__ = op, doc
-    return run
-
-
-def _raise_broadcast(a, b, op: str, err: Exception):
-    sa = tuple(a._data.shape) if isinstance(a, TensorBase) else ()
-    sb = tuple(b._data.shape) if isinstance(b, TensorBase) else ()
-    for i in range(1, max(len(sa), len(sb)) + 1):
-        da = sa[-i] if i <= len(sa) else 1
-        db = sb[-i] if i <= len(sb) else 1
-        if da != db and 1 not in (da, db):
-            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
-                               f"non-singleton dimension {max(len(sa), len(sb)) - i} (in {op} of shapes "
-                               f"{list(sa)} and {list(sb)})") from None
-    raise err
+from ..autograd.tensor_base import TensorBase, make
+from . import broadcast
+from .op import Op, constant
+from .promotion import SCALARS, Cast, apply_binary, as_operand, binary_op, cast, promote  # noqa: F401 (Cast: ew.Cast)
 
 
 # ---------------------------------------------------------------- arithmetic
 
-class Add(Function):
+class Add(Op):
     """a + b. Backward: d/da = g, d/db = g (each summed back over its broadcast dims)."""
 
     @staticmethod
@@ -143,7 +31,7 @@ class Add(Function):
         return (_unbroadcast(ctx, g, 0) if n[0] else None, _unbroadcast(ctx, g, 1) if n[1] else None)
 
 
-class Sub(Function):
+class Sub(Op):
     """a - b. Backward: d/da = g, d/db = -g (each summed back over its broadcast dims)."""
 
     @staticmethod
@@ -156,7 +44,7 @@ class Sub(Function):
         return (_unbroadcast(ctx, g, 0) if n[0] else None, _unbroadcast(ctx, Neg.apply(g), 1) if n[1] else None)
 
 
-class Mul(Function):
+class Mul(Op):
     """a * b. Backward: d/da = g * b, d/db = g * a (summed back over broadcast dims)."""
 
     @staticmethod
@@ -172,7 +60,7 @@ class Mul(Function):
                 _unbroadcast(ctx, Mul.apply(g, a), 1) if n[1] else None)
 
 
-class Div(Function):
+class Div(Op):
     """a / b. Backward: d/da = g / b, d/db = -g * a / b**2 (summed back over broadcast dims)."""
 
     @staticmethod
@@ -189,7 +77,7 @@ class Div(Function):
         return ga, gb
 
 
-class Pow(Function):
+class Pow(Op):
     """a ** b. Backward: d/da = g * b * a**(b-1), 0 where b == 0; d/db = g * a**b * log(a),
     0 where a == 0 and b >= 0 (as PyTorch; summed back over broadcast dims)."""
 
@@ -215,14 +103,14 @@ class Pow(Function):
             ga = _unbroadcast(ctx, mul(g, da), 0)
         if n[1]:
             # d/db a**b = a**b * log(a), and 0 where a == 0 and b >= 0 (as PyTorch)
-            a_t = a if isinstance(a, TensorBase) else _const(ctx, ctx.xp.asarray(a, dtype=out._data.dtype))
+            a_t = a if isinstance(a, TensorBase) else constant(ctx, ctx.xp.asarray(a, dtype=out._data.dtype))
             db = mul(out, log(a_t))
             db = where(logical_and(eq(a_t, 0), ge(b, 0)), 0.0, db)
             gb = _unbroadcast(ctx, mul(g, db), 1)
         return ga, gb
 
 
-class Maximum(Function):
+class Maximum(Op):
     """Elementwise max(a, b). Backward: g goes to the larger input; on ties each gets g / 2
     (as PyTorch; summed back over broadcast dims)."""
 
@@ -237,11 +125,11 @@ class Maximum(Function):
     def backward(ctx, g):
         (share,) = ctx.saved_tensors
         n = ctx.needs_input_grad
-        return (_unbroadcast(ctx, mul(g, _const(ctx, share.astype(g._data.dtype))), 0) if n[0] else None,
-                _unbroadcast(ctx, mul(g, _const(ctx, (1 - share).astype(g._data.dtype))), 1) if n[1] else None)
+        return (_unbroadcast(ctx, mul(g, constant(ctx, share.astype(g._data.dtype))), 0) if n[0] else None,
+                _unbroadcast(ctx, mul(g, constant(ctx, (1 - share).astype(g._data.dtype))), 1) if n[1] else None)
 
 
-class Minimum(Function):
+class Minimum(Op):
     """Elementwise min(a, b). Backward: g goes to the smaller input; on ties each gets g / 2
     (as PyTorch; summed back over broadcast dims)."""
 
@@ -283,14 +171,14 @@ def div(a, b, rounding_mode=None):
         return _true_div(a, b)
     if rounding_mode not in ("floor", "trunc"):
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found {rounding_mode!r}")
-    a, b = promote(_as_operand(a, "div"), _as_operand(b, "div"), op="div")
+    a, b = promote(as_operand(a, "div"), as_operand(b, "div"), op="div")
     if any(isinstance(x, TensorBase) and x._data.dtype.kind == "f" for x in (a, b)):
-        q = _binary(Div, a, b, "div")
+        q = apply_binary(Div, a, b, "div")
         return floor(q) if rounding_mode == "floor" else trunc(q)
-    return _binary(FloorDivide if rounding_mode == "floor" else TruncDivide, a, b, "div")
+    return apply_binary(FloorDivide if rounding_mode == "floor" else TruncDivide, a, b, "div")
 
 
-class Remainder(Function):
+class Remainder(Op):
     """a - floor(a / b) * b, with the sign of b (Python's %)."""
 
     @staticmethod
@@ -319,7 +207,7 @@ minimum = binary_op(Minimum, "minimum", doc="elementwise min; ties share the gra
 
 def _comparison(name: str, ufunc: str):
     """A binary op without gradient (comparisons, logic, integer division)."""
-    cls = type(name, (Function,), {
+    cls = type(name, (Op,), {
         "differentiable": False,
         "forward": staticmethod(lambda ctx, a, b: getattr(ctx.xp, ufunc)(_arr(a), _arr(b))),
         "__doc__": f"Elementwise {ufunc} (no gradient).",
@@ -340,7 +228,7 @@ FloorDivide, _ = _comparison("FloorDivide", "floor_divide")
 BitwiseAnd, bitwise_and = _comparison("BitwiseAnd", "bitwise_and")
 BitwiseOr, bitwise_or = _comparison("BitwiseOr", "bitwise_or")
 BitwiseXor, bitwise_xor = _comparison("BitwiseXor", "bitwise_xor")
-class IsClose(Function):
+class IsClose(Op):
     """|a - b| <= atol + rtol * |b| elementwise (NaNs equal only with equal_nan), as torch.isclose."""
 
     differentiable = False
@@ -354,7 +242,7 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
     """Which elements of a and b are close (a bool tensor; no gradient)."""
     if isinstance(a, TensorBase) and isinstance(b, TensorBase) and a._data.dtype != b._data.dtype:
         raise RuntimeError(f"isclose(): expected both inputs to have same dtype, but got {a.dtype} and {b.dtype}")
-    a, b = _as_operand(a, "isclose"), _as_operand(b, "isclose")
+    a, b = as_operand(a, "isclose"), as_operand(b, "isclose")
     return IsClose.apply(a, b, float(rtol), float(atol), bool(equal_nan))
 
 
@@ -368,14 +256,14 @@ def equal(a, b) -> bool:
     return a._data.shape == b._data.shape and bool(eq(a, b)._data.all())
 
 
-TruncDivide = type("TruncDivide", (Function,), {
+TruncDivide = type("TruncDivide", (Op,), {
     "differentiable": False, "__doc__": "Integer division rounding toward zero (no gradient).",
     "forward": staticmethod(lambda ctx, a, b: (ctx.xp.sign(_arr(a)) * ctx.xp.sign(_arr(b))
                                                * (ctx.xp.abs(_arr(a)) // ctx.xp.abs(_arr(b))))),
 })
 
 
-class LogicalNot(Function):
+class LogicalNot(Op):
     """Elementwise logical not (a bool result; no gradient)."""
 
     differentiable = False
@@ -390,7 +278,7 @@ def logical_not(a):
     return LogicalNot.apply(a)
 
 
-class BitwiseNot(Function):
+class BitwiseNot(Op):
     """~a for integer and bool tensors; float tensors raise TypeError (no gradient)."""
 
     differentiable = False
@@ -407,7 +295,7 @@ def bitwise_not(a):
     return BitwiseNot.apply(a)
 
 
-class Where(Function):
+class Where(Op):
     """a where cond else b. Backward: g goes to a where cond and to b elsewhere (0 on the other
     side, summed back over broadcast dims); cond gets no gradient."""
 
@@ -417,35 +305,19 @@ class Where(Function):
         ctx.save_for_backward(c)
         a, b = _arr(a), _arr(b)
         if b.__class__ is float and b == 0 and hasattr(a, "dtype"):
-            return _keep_or_zero(ctx, c, a)  # g where mask else 0: every masked backward (relu, clamp, ...)
+            return ctx.device.backend.masked(a, c)  # g where mask else 0: every masked backward (relu, clamp, ...)
         if a.__class__ is float and a == 0 and hasattr(b, "dtype"):
-            return _keep_or_zero(ctx, ~c, b)
+            return ctx.device.backend.masked(b, ~c)
         return ctx.xp.where(c, a, b)
 
     @staticmethod
     def backward(ctx, g):
         (c,) = ctx.saved_tensors
         n = ctx.needs_input_grad
-        cond = _const(ctx, c)
+        cond = constant(ctx, c)
         return (None,
                 _unbroadcast(ctx, where(cond, g, 0.0), 1) if n[1] else None,
                 _unbroadcast(ctx, where(cond, 0.0, g), 2) if n[2] else None)
-
-
-_BRANCHY = 4096  # from this size the branch-free select below beats xp.where
-_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def _keep_or_zero(ctx, mask, arr):
-    """where(mask, arr, 0.0), bit for bit, several times faster on large float arrays: the bits of
-    arr ANDed with all-ones where mask is True and zeros elsewhere (a select mispredicts on random
-    masks; this has no branches). Every masked backward (relu, clamp, where) comes through here."""
-    xp = ctx.xp
-    if arr.dtype.kind != "f" or arr.size < _BRANCHY or mask.shape != arr.shape:
-        return xp.where(mask, arr, _zero(ctx, arr.dtype))
-    keep = mask.astype(_UINT[arr.itemsize])  # 1 where mask (astype: a cast 3x faster than a ufunc's)
-    xp.negative(keep, out=keep)  # 0 - 1 wraps to all ones
-    return xp.bitwise_and(keep, arr.view(keep.dtype), out=keep).view(arr.dtype)
 
 
 def where(cond, a, b):
@@ -453,7 +325,7 @@ def where(cond, a, b):
     if not isinstance(cond, TensorBase) or cond._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got "
                            f"{cond.dtype if isinstance(cond, TensorBase) else type(cond).__name__}")
-    a, b = promote(_as_operand(a, "where"), _as_operand(b, "where"), op="where")
+    a, b = promote(as_operand(a, "where"), as_operand(b, "where"), op="where")
     if not isinstance(a, TensorBase) and not isinstance(b, TensorBase):
         dt = dtypes.result_type([], [], [dtypes.scalar_dtype(a), dtypes.scalar_dtype(b)]).np
         a = make(cond._device.backend.xp.asarray(a, dtype=dt), cond._device)
@@ -481,7 +353,7 @@ def _unary(name: str, compute, grad, doc: str, saves: str = "x", float_math: boo
         (saved,) = ctx.saved_tensors
         return grad(saved, saved, g)
 
-    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+    cls = type(name, (Op,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
                                    "__doc__": doc})
 
     def op(x):
@@ -526,13 +398,13 @@ Sigmoid, sigmoid = _unary("Sigmoid", _sigmoid, lambda x, out, g: mul(g, mul(out,
                           "logistic sigmoid 1 / (1 + e**-x), computed without overflow", saves="out")
 
 
-class Relu(Function):
+class Relu(Op):
     """max(x, 0). Backward: g where the output is > 0, else 0 (so 0 at x == 0, as PyTorch)."""
 
     @staticmethod
     def forward(ctx, x):
         d = x._data
-        out = ctx.xp.maximum(d, _zero(ctx, d.dtype))
+        out = ctx.xp.maximum(d, ctx.device.backend.zero(d.dtype))
         ctx.save_for_backward(out)
         return out
 
@@ -540,7 +412,7 @@ class Relu(Function):
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
         d = out._data
-        return Where.apply(_const(ctx, d > _zero(ctx, d.dtype)), g, 0.0)
+        return Where.apply(constant(ctx, d > ctx.device.backend.zero(d.dtype)), g, 0.0)
 
 
 def relu(x):
@@ -557,7 +429,7 @@ def _zero_grad(name: str, compute, doc: str):
     def backward(ctx, g):
         return (zeros_like(g),) + (None,) * (len(ctx.edges) - 1)
 
-    cls = type(name, (Function,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+    cls = type(name, (Op,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
                                    "__doc__": doc})
     return cls
 
@@ -595,7 +467,7 @@ def round(x, decimals: int = 0):
     return Round.apply(x, decimals) if x._data.dtype.kind == "f" else x
 
 
-class Clamp(Function):
+class Clamp(Op):
     """min(max(x, lo), hi). The gradient goes to x where lo <= x <= hi, to lo where
     x < lo and to hi where x > hi (as PyTorch); lo and hi may be numbers or tensors."""
 
@@ -612,11 +484,11 @@ class Clamp(Function):
         below, above = ctx.saved_tensors
         n = ctx.needs_input_grad
         outside = below if above is None else above if below is None else below | above
-        gx = _unbroadcast(ctx, Where.apply(_const(ctx, outside), 0.0, g), 0) if n[0] else None
-        glo = _unbroadcast(ctx, Where.apply(_const(ctx, below), g, 0.0), 1) if n[1] else None
+        gx = _unbroadcast(ctx, Where.apply(constant(ctx, outside), 0.0, g), 0) if n[0] else None
+        glo = _unbroadcast(ctx, Where.apply(constant(ctx, below), g, 0.0), 1) if n[1] else None
         if above is not None and below is not None:  # where x < lo the result is lo, even if lo > hi
             above = above & ~below
-        ghi = _unbroadcast(ctx, Where.apply(_const(ctx, above), g, 0.0), 2) if n[2] else None
+        ghi = _unbroadcast(ctx, Where.apply(constant(ctx, above), g, 0.0), 2) if n[2] else None
         return gx, glo, ghi
 
 
@@ -624,8 +496,8 @@ def clamp(x, min=None, max=None):
     """Limit values to [min, max] (numbers or tensors)."""
     if min is None and max is None:
         raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
-    x, lo, hi = promote(x, _as_operand(min, "clamp") if min is not None else None,
-                        _as_operand(max, "clamp") if max is not None else None, op="clamp")
+    x, lo, hi = promote(x, as_operand(min, "clamp") if min is not None else None,
+                        as_operand(max, "clamp") if max is not None else None, op="clamp")
     try:
         return Clamp.apply(x, lo, hi)
     except ValueError:
@@ -633,36 +505,14 @@ def clamp(x, min=None, max=None):
         raise RuntimeError(f"clamp: input, min and max must be broadcastable to the input, got shapes {shapes}") from None
 
 
-# ---------------------------------------------------------------- casts
-
-class Cast(Function):
-    """x converted to another dtype. Backward: the gradient is cast back to x's dtype."""
-
-    @staticmethod
-    def forward(ctx, x, dtype):
-        ctx.in_dtype = x._data.dtype
-        return x._data.astype(dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        return cast(g, ctx.in_dtype), None
-
-
-def cast(x, dtype) -> TensorBase:
-    """x converted to NumPy dtype `dtype` (differentiable between float dtypes);
-    x itself when it already has that dtype."""
-    dtype = np.dtype(dtype)
-    if x._data.dtype == dtype:
-        return x
-    return Cast.apply(x, dtype)
-
+# ---------------------------------------------------------------- copies
 
 def zeros_like(x) -> TensorBase:
     """A constant (no-grad) zero tensor with x's shape, dtype and device."""
     return make(x._device.backend.xp.zeros_like(x._data), x._device)
 
 
-class Clone(Function):
+class Clone(Op):
     """A copy in new memory; the gradient passes through unchanged."""
 
     @staticmethod
@@ -674,9 +524,17 @@ class Clone(Function):
         return g
 
 
-def fill(x, value) -> TensorBase:
-    """A tensor shaped like x filled with `value` (a number or a one-element tensor)."""
-    if isinstance(value, TensorBase):
-        from .transfer import copy_from
-        return copy_from(x, value)
-    return make(x._device.backend.xp.full_like(x._data, value), x._device)
+# ---------------------------------------------------------------- what the ops share
+
+_PLAIN_TYPES = frozenset(SCALARS + (type(None),))
+
+
+def _arr(x):
+    """The array of a tensor operand; a Python number (or an absent bound, None) stays as it is."""
+    return x if x.__class__ in _PLAIN_TYPES else x._data
+
+
+def _unbroadcast(ctx, g, i):
+    """The gradient for argument i, summed back to that argument's shape."""
+    shape = ctx.input_shapes[i]
+    return g if g._data.shape == shape else broadcast.sum_to(g, shape)

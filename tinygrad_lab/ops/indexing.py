@@ -9,60 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase
-from . import elementwise as ew
-from . import reduce as rd
-
-_BASIC = (int, slice, type(None), type(Ellipsis))
-
-
-def to_key(x, key):
-    """(backend key, is_basic) for `x[key]`, with clear errors for bad index types."""
-    if isinstance(key, list) and len(key) < 32 and any(
-            isinstance(k, (list, tuple, slice, TensorBase, type(None), type(Ellipsis))) for k in key):
-        key = tuple(key)  # PyTorch (like old NumPy) reads x[[[0, 1], [2, 3]]] as x[[0, 1], [2, 3]]
-    parts = key if isinstance(key, tuple) else (key,)
-    xp = x._device.backend.xp
-    out = []
-    basic = True
-    for k in parts:
-        if isinstance(k, bool):  # x[True] adds a dim, as in NumPy and PyTorch
-            basic = False
-            out.append(xp.asarray(k))
-            continue
-        if isinstance(k, _BASIC):
-            out.append(k)
-            continue
-        if isinstance(k, TensorBase):
-            arr = k._data
-            if k._device is not x._device:
-                if k._device.type != "cpu":
-                    raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed "
-                                       f"tensor ({x._device}), but got indices on {k._device}")
-                arr = x._device.backend.asarray(arr, index=x._device.index or 0)  # CPU indices move over, as in PyTorch
-        elif isinstance(k, (list, tuple, np.ndarray)):
-            arr = x._device.backend.asarray(np.asarray(k), index=x._device.index or 0)
-            if arr.size == 0:
-                arr = arr.astype(np.int64)
-        elif hasattr(k, "__index__"):  # NumPy integers
-            out.append(k.__index__())
-            continue
-        else:
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                             f"valid indices (got {type(k).__name__})")
-        if arr.dtype.kind not in "biu":
-            raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {arr.dtype}")
-        basic = False
-        out.append(arr)
-    return tuple(out), basic
+from . import broadcast
+from .op import Op
+from .promotion import cast
+from .shapes import normalize_dim
 
 
-def _index_error(x, key, err):
-    return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
-
-
-class Index(Function):
+class Index(Op):
     """x[key] with an advanced key (a copy)."""
 
     @staticmethod
@@ -84,7 +38,7 @@ class BasicIndex(Index):
     is_view = True
 
 
-class IndexAddInto(Function):
+class IndexAddInto(Op):
     """zeros(shape) with g added at key: the gradient of indexing."""
 
     @staticmethod
@@ -102,19 +56,6 @@ class IndexAddInto(Function):
         return getitem(gg, ctx.key, _converted=ctx.basic), None, None, None
 
 
-def _split_ints(key: tuple):
-    """PyTorch applies integer indices before advanced ones (NumPy counts them as advanced,
-    which moves dims): the key as (basic part with the ints, the rest), or None."""
-    has_int = any(isinstance(k, int) for k in key)
-    has_array = any(not isinstance(k, _BASIC) for k in key)
-    if not (has_int and has_array):
-        return None
-    first = tuple(k if isinstance(k, _BASIC) else slice(None) for k in key)
-    rest = tuple(Ellipsis if k is Ellipsis else slice(None) if isinstance(k, (slice, type(None))) else k
-                 for k in key if not isinstance(k, int))
-    return first, rest
-
-
 def getitem(x, key, _converted=None):
     """x[key] as PyTorch: basic keys give views, advanced keys copy; ints apply before advanced indices."""
     if _converted is None:
@@ -128,7 +69,7 @@ def getitem(x, key, _converted=None):
     return (BasicIndex if basic else Index).apply(x, key, basic)
 
 
-class IndexPut(Function):
+class IndexPut(Op):
     """A copy of x with x[key] = value (the out-of-place form of __setitem__)."""
 
     @staticmethod
@@ -149,7 +90,7 @@ class IndexPut(Function):
     def backward(ctx, g):
         n = ctx.needs_input_grad
         gx = IndexPut.apply(g, 0.0, ctx.key) if n[0] else None
-        gv = rd.sum_to(getitem(g, ctx.key, _converted=False), ctx.input_shapes[1]) if n[1] else None
+        gv = broadcast.sum_to(getitem(g, ctx.key, _converted=False), ctx.input_shapes[1]) if n[1] else None
         return gx, gv, None
 
 
@@ -157,11 +98,11 @@ def index_put(x, key, value):
     """x with x[key] = value, out of place and differentiable in x and value."""
     key, _ = to_key(x, key)
     if isinstance(value, TensorBase) and value._data.dtype != x._data.dtype:
-        value = ew.cast(value, x._data.dtype)
+        value = cast(value, x._data.dtype)
     return IndexPut.apply(x, value, key)
 
 
-class Gather(Function):
+class Gather(Op):
     """out[i][j] = x[i][index[i][j]] along dim (PyTorch's gather)."""
 
     @staticmethod
@@ -185,7 +126,7 @@ class Gather(Function):
 
 def gather(x, dim: int, index):
     """torch.gather: out[i][j] = x[i][index[i][j]] for dim=1; index is an int tensor of x's ndim, bounds-checked."""
-    d = rd.normalize_dim(dim, x._data.ndim, "gather")
+    d = normalize_dim(dim, x._data.ndim, "gather")
     if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
         raise RuntimeError("gather(): Expected dtype int64 for index")
     if index._data.ndim != x._data.ndim:
@@ -202,3 +143,63 @@ def gather(x, dim: int, index):
             raise RuntimeError(f"gather(): index {lo if lo < 0 else hi} is out of bounds for dimension {d} with "
                                f"size {n}")
     return Gather.apply(x, d, index)
+
+
+# ---------------------------------------------------------------- index keys
+
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def to_key(x, key):
+    """(backend key, is_basic) for `x[key]`, with clear errors for bad index types."""
+    if isinstance(key, list) and len(key) < 32 and any(
+            isinstance(k, (list, tuple, slice, TensorBase, type(None), type(Ellipsis))) for k in key):
+        key = tuple(key)  # PyTorch (like old NumPy) reads x[[[0, 1], [2, 3]]] as x[[0, 1], [2, 3]]
+    parts = tuple(_key_part(x, k) for k in (key if isinstance(key, tuple) else (key,)))
+    basic = all(isinstance(k, _BASIC) for k in parts)
+    return parts, basic
+
+
+def _key_part(x, k):
+    """One part of an index for x's backend: an int, slice, None or Ellipsis as it is, anything else
+    as an integer or bool array on x's device (an advanced index)."""
+    if isinstance(k, bool):  # x[True] adds a dim, as in NumPy and PyTorch
+        return x._device.backend.xp.asarray(k)
+    if isinstance(k, _BASIC):
+        return k
+    if isinstance(k, TensorBase):
+        arr = k._data
+        if k._device is not x._device:
+            if k._device.type != "cpu":
+                raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed "
+                                   f"tensor ({x._device}), but got indices on {k._device}")
+            arr = x._device.backend.asarray(arr, index=x._device.index or 0)  # CPU indices move over, as in PyTorch
+    elif isinstance(k, (list, tuple, np.ndarray)):
+        arr = x._device.backend.asarray(np.asarray(k), index=x._device.index or 0)
+        if arr.size == 0:
+            arr = arr.astype(np.int64)
+    elif hasattr(k, "__index__"):  # NumPy integers
+        return k.__index__()
+    else:
+        raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+                         f"valid indices (got {type(k).__name__})")
+    if arr.dtype.kind not in "biu":
+        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {arr.dtype}")
+    return arr
+
+
+def _index_error(x, key, err):
+    return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
+
+
+def _split_ints(key: tuple):
+    """PyTorch applies integer indices before advanced ones (NumPy counts them as advanced,
+    which moves dims): the key as (basic part with the ints, the rest), or None."""
+    has_int = any(isinstance(k, int) for k in key)
+    has_array = any(not isinstance(k, _BASIC) for k in key)
+    if not (has_int and has_array):
+        return None
+    first = tuple(k if isinstance(k, _BASIC) else slice(None) for k in key)
+    rest = tuple(Ellipsis if k is Ellipsis else slice(None) if isinstance(k, (slice, type(None))) else k
+                 for k in key if not isinstance(k, int))
+    return first, rest

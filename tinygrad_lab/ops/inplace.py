@@ -17,6 +17,7 @@ from __future__ import annotations
 from .. import dtypes
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tensor_base import TensorBase, make, tensor_types
+from .elementwise import Clone, mul
 
 _LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation ({op}). "
                "Wrap it in `with tinygrad_lab.no_grad():` (e.g. for optimizer updates) or use an out-of-place op.")
@@ -66,7 +67,6 @@ def inplace(x, op: str, fn, *args):
     old._requires_grad, old._grad_fn, old._output_nr = x._requires_grad, x._grad_fn, x._output_nr
     res = fn(old, *args)
     if res is old or any(res is a for a in args):  # x must get a node of its own (e.g. copy_ of a same-shaped leaf)
-        from .elementwise import Clone
         res = Clone.apply(res)
     _check_dtype(x, res._data.dtype, op)
     if res._data.shape != x._data.shape:
@@ -85,7 +85,6 @@ def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
     dtypes differ."""
     tensor = other.__class__ in tensor_types
     if _grad_state.enabled and (x._requires_grad or (tensor and other._requires_grad)):
-        from .elementwise import mul
         return inplace(x, op, fn, other if alpha == 1 else mul(other, alpha))
     xd = x._data
     if tensor:

@@ -7,13 +7,13 @@ gradient.
 """
 from __future__ import annotations
 
-from ..autograd.function import Function
+from . import broadcast
 from . import elementwise as ew
 from . import movement as mv
-from . import reduce as rd
+from .op import Op
 
 
-class Matmul(Function):
+class Matmul(Op):
     """a @ b. Backward: d/da = g @ bᵀ, d/db = aᵀ @ g (outer and matrix-vector products for
     1-D operands), summed back over broadcast batch dims."""
 
@@ -37,7 +37,7 @@ class Matmul(Function):
                 ga = Matmul.apply(b, g) if g._data.ndim == 1 else mv.squeeze(Matmul.apply(b, mv.unsqueeze(g, -1)), -1)
             else:
                 ga = Matmul.apply(g, mv.mT(b))
-            ga = rd.sum_to(ga, ctx.input_shapes[0])
+            ga = broadcast.sum_to(ga, ctx.input_shapes[0])
         if n[1]:
             if a._data.ndim == 1:  # dB = a ⊗ dC
                 gb = ew.mul(mv.unsqueeze(a, -1), mv.unsqueeze(g, -2)) if b._data.ndim > 1 else ew.mul(a, g)
@@ -45,7 +45,7 @@ class Matmul(Function):
                 gb = Matmul.apply(g, a) if g._data.ndim == 1 else mv.squeeze(Matmul.apply(mv.unsqueeze(g, -2), a), -2)
             else:
                 gb = Matmul.apply(mv.mT(a), g)
-            gb = rd.sum_to(gb, ctx.input_shapes[1])
+            gb = broadcast.sum_to(gb, ctx.input_shapes[1])
         return ga, gb
 
 

@@ -8,22 +8,17 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import TensorBase
-from . import elementwise as ew
-from . import reduce as rd
-
-
-def _shape_arg(shape) -> tuple:
-    """Accept reshape(2, 3), reshape((2, 3)) and reshape([2, 3])."""
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = shape[0]
-    return tuple(int(s) for s in shape)
+from .broadcast import Expand, broadcast_to, expand  # noqa: F401 (expand and broadcast_to are movement ops too)
+from .indexing import getitem
+from .op import Op
+from .promotion import promote
+from .shapes import normalize_dim, normalize_dims, shape_arg
 
 
 # ---------------------------------------------------------------- reshape family
 
-class Reshape(Function):
+class Reshape(Op):
     """Same elements, new shape (a view where the layout allows). Backward: reshape the gradient to the input shape."""
 
     is_view = True
@@ -68,7 +63,7 @@ def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
 
 def reshape(x, *shape, _fn=Reshape):
     """x in a new shape, as torch.reshape (one dim may be -1); x itself when the shape is unchanged."""
-    shape = _infer_shape(_shape_arg(shape), x._data.size, "reshape")
+    shape = _infer_shape(shape_arg(shape), x._data.size, "reshape")
     return x if shape == x._data.shape else _fn.apply(x, shape)
 
 
@@ -84,7 +79,7 @@ def view(x, *shape):
 def squeeze(x, dim=None):
     """Remove size-1 dims (all, or those in `dim`), as torch.squeeze; other dims are left alone."""
     shape = x._data.shape
-    axes = rd.normalize_dims(dim, len(shape), "squeeze")
+    axes = normalize_dims(dim, len(shape), "squeeze")
     new = tuple(s for i, s in enumerate(shape) if not (s == 1 and (axes is None or i in axes)))
     return reshape(x, new, _fn=Squeeze)
 
@@ -92,7 +87,7 @@ def squeeze(x, dim=None):
 def unsqueeze(x, dim: int):
     """Insert a size-1 dim at `dim` (which may be -1 for last), as torch.unsqueeze."""
     shape = list(x._data.shape)
-    dim = rd.normalize_dim(dim, len(shape) + 1, "unsqueeze")
+    dim = normalize_dim(dim, len(shape) + 1, "unsqueeze")
     shape.insert(dim, 1)
     return Unsqueeze.apply(x, tuple(shape))
 
@@ -102,8 +97,8 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
     shape = x._data.shape
     if not shape:
         return reshape(x, (1,), _fn=Flatten)
-    s = rd.normalize_dim(start_dim, len(shape), "flatten")
-    e = rd.normalize_dim(end_dim, len(shape), "flatten")
+    s = normalize_dim(start_dim, len(shape), "flatten")
+    e = normalize_dim(end_dim, len(shape), "flatten")
     if s > e:
         raise RuntimeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
     return reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:], _fn=Flatten)
@@ -111,7 +106,7 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
 
 # ---------------------------------------------------------------- permutations
 
-class Permute(Function):
+class Permute(Op):
     """Reorder dims (a view). Backward: permute the gradient by the inverse order."""
 
     is_view = True
@@ -135,13 +130,13 @@ class Transpose(Permute):
 
 def permute(x, *dims, _fn=Permute):
     """Reorder dims, as torch.permute (a view); x itself for the identity order."""
-    dims = _shape_arg(dims) if dims else ()
+    dims = shape_arg(dims) if dims else ()
     n = x._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
                            f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal to "
                            f"len(dims) = {len(dims)}")
-    dims = tuple(rd.normalize_dim(d, n, "permute") for d in dims)
+    dims = tuple(normalize_dim(d, n, "permute") for d in dims)
     if len(set(dims)) != n:
         raise RuntimeError(f"permute(): duplicate dims are not allowed, got {list(dims)}")
     return x if dims == tuple(range(n)) else _fn.apply(x, dims)
@@ -152,7 +147,7 @@ def transpose(x, dim0: int, dim1: int):
     n = x._data.ndim
     if n == 0:
         return x
-    d0, d1 = rd.normalize_dim(dim0, n, "transpose"), rd.normalize_dim(dim1, n, "transpose")
+    d0, d1 = normalize_dim(dim0, n, "transpose"), normalize_dim(dim1, n, "transpose")
     dims = list(range(n))
     dims[d0], dims[d1] = dims[d1], dims[d0]
     return permute(x, tuple(dims), _fn=Transpose)
@@ -180,49 +175,7 @@ def T(x):
 
 # ---------------------------------------------------------------- broadcasting
 
-class Expand(Function):
-    """Broadcast size-1 and new leading dims to a larger shape (a view, no copy).
-    Backward: sum the gradient back to the input shape."""
-
-    is_view = True
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        return ctx.device.backend.broadcast_to(x._data, shape)
-
-    @staticmethod
-    def backward(ctx, g):
-        return rd.sum_to(g, ctx.input_shapes[0]), None
-
-
-def expand(x, *shape):
-    """Broadcast x to `shape` without copying, as torch.expand; -1 keeps a dim's size."""
-    shape = _shape_arg(shape)
-    old = x._data.shape
-    if len(shape) < len(old):
-        raise RuntimeError(f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
-                           f"number of dimensions in the tensor ({len(old)})")
-    lead = len(shape) - len(old)
-    new = list(shape)
-    for i, s in enumerate(old):
-        want = shape[lead + i]
-        if want == -1:
-            new[lead + i] = s
-        elif s != 1 and s != want:
-            raise RuntimeError(f"The expanded size of the tensor ({want}) must match the existing size ({s}) at "
-                               f"non-singleton dimension {lead + i}.  Target sizes: {list(shape)}.  Tensor sizes: {list(old)}")
-    if any(s < 0 for s in new[:lead]):
-        raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension (sizes {list(shape)})")
-    new = tuple(new)
-    return x if new == old else Expand.apply(x, new)
-
-
-def broadcast_to(x, shape):
-    """expand(x, shape), as torch.broadcast_to."""
-    return expand(x, tuple(shape))
-
-
-class Contiguous(Function):
+class Contiguous(Op):
     """A C-contiguous copy of x. Backward: the gradient passes through unchanged."""
 
     @staticmethod
@@ -241,7 +194,7 @@ def contiguous(x):
 
 # ---------------------------------------------------------------- joining and splitting
 
-class Cat(Function):
+class Cat(Op):
     """Join tensors along `dim` (its first argument). Backward: split the gradient back into
     the inputs' sizes along dim."""
 
@@ -267,7 +220,7 @@ def cat(tensors, dim: int = 0):
     # PyTorch skips legacy empty 1-D tensors of shape (0,)
     nonempty = [t for t in tensors if t._data.shape != (0,)] or tensors[:1]
     ref = nonempty[0]._data.shape
-    d = rd.normalize_dim(dim, len(ref), "cat")
+    d = normalize_dim(dim, len(ref), "cat")
     for i, t in enumerate(nonempty):
         s = t._data.shape
         if len(s) != len(ref):
@@ -276,7 +229,7 @@ def cat(tensors, dim: int = 0):
             if k != d and a != b:
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
                                    f"size {b} for tensor number {i} in the list.")
-    tensors = ew.promote(*nonempty, op="cat")
+    tensors = promote(*nonempty, op="cat")
     return tensors[0] if len(tensors) == 1 else Cat.apply(d, *tensors)
 
 
@@ -290,11 +243,11 @@ def stack(tensors, dim: int = 0):
         if t._data.shape != first:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
                                f"{list(t._data.shape)} at entry {i}")
-    d = rd.normalize_dim(dim, len(first) + 1, "stack")
+    d = normalize_dim(dim, len(first) + 1, "stack")
     return cat([unsqueeze(t, d) for t in tensors], d)
 
 
-class Split(Function):
+class Split(Op):
     """Pieces of x of the given sizes along dim (views). Backward: cat the pieces' gradients
     along dim."""
 
@@ -316,7 +269,7 @@ class Split(Function):
 
 def split(x, split_size_or_sections, dim: int = 0):
     """Pieces of x along dim: of equal size `split_size` (the last may be smaller) or of the listed sizes."""
-    d = rd.normalize_dim(dim, x._data.ndim, "split")
+    d = normalize_dim(dim, x._data.ndim, "split")
     n = x._data.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
@@ -335,7 +288,7 @@ def chunk(x, chunks: int, dim: int = 0):
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer if n is small)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    n = x._data.shape[rd.normalize_dim(dim, x._data.ndim, "chunk")]
+    n = x._data.shape[normalize_dim(dim, x._data.ndim, "chunk")]
     if n == 0:  # PyTorch: `chunks` empty pieces
         return split(x, [0] * chunks, dim)
     return split(x, -(-n // chunks), dim)
@@ -343,7 +296,7 @@ def chunk(x, chunks: int, dim: int = 0):
 
 # ---------------------------------------------------------------- flip and pad
 
-class Flip(Function):
+class Flip(Op):
     """Reverse the order along dims (a view here; PyTorch copies). Backward: flip the gradient
     along the same dims."""
 
@@ -363,10 +316,10 @@ def flip(x, dims):
     """Reverse the order of elements along `dims` (required), as torch.flip."""
     if dims is None:
         raise TypeError("flip() missing required argument 'dims'")
-    return Flip.apply(x, rd.normalize_dims(dims, x._data.ndim, "flip"))
+    return Flip.apply(x, normalize_dims(dims, x._data.ndim, "flip"))
 
 
-class Pad(Function):
+class Pad(Op):
     """Constant padding with `value` on each side of each dim. Backward: slice the gradient back
     to the unpadded region."""
 
@@ -377,7 +330,6 @@ class Pad(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .indexing import getitem
         key = tuple(slice(lo, g._data.shape[i] - hi) for i, (lo, hi) in enumerate(ctx.widths))
         return getitem(g, key), None, None
 

@@ -1,5 +1,5 @@
 """Reductions: sum, mean, prod, max/min (values and indices), argmax/argmin,
-var/std, logsumexp, norm, all/any, and sum_to (the unbroadcast of gradients).
+var/std, logsumexp, norm, all/any (sum_to, the unbroadcast of gradients, is in broadcast.py).
 
 `dim` is an int, a tuple of ints or None (all dims); `keepdim` keeps reduced
 dims as size 1. Backwards broadcast the incoming gradient back over the reduced
@@ -10,59 +10,15 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ..autograd.function import Function
 from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
+from .broadcast import SumTo, sum_to  # noqa: F401 (rd.SumTo, rd.sum_to: the unbroadcast of gradients)
+from .op import Op
+from .shapes import normalize_dim, normalize_dims
 
 
-def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
-    """A dim in [0, ndim), or PyTorch's IndexError naming the allowed range."""
-    n = ndim if ndim else 1
-    if not isinstance(dim, int) or isinstance(dim, bool):
-        raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
-    if not -n <= dim < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim}) in {op}")
-    return dim % n
-
-
-def normalize_dims(dim, ndim: int, op: str = "op"):
-    """dim (int or sequence) as a sorted tuple of non-negative axes; None (all dims) stays None."""
-    if dim is None:
-        return None
-    if isinstance(dim, int):
-        dim = (dim,)
-    axes = tuple(sorted(normalize_dim(d, ndim, op) for d in dim))
-    if len(set(axes)) != len(axes):
-        raise RuntimeError(f"{op}: dim {tuple(dim)} appears multiple times in the list of dims")
-    return axes if ndim else ()
-
-
-def _kept_shape(shape: tuple, axes) -> tuple:
-    """The shape of a keepdim reduction over axes (None: all)."""
-    return tuple(1 if axes is None or i in axes else s for i, s in enumerate(shape))
-
-
-def _axes_size(shape: tuple, axes) -> int:
-    return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
-
-
-def _expand_back(ctx, g):
-    """Broadcast a reduction's output gradient back to its input shape
-    (shapes are known valid here, so the ops' Functions are applied directly)."""
-    in_shape = ctx.input_shapes[0]
-    if not ctx.keepdim and g._data.ndim:
-        g = mv.Reshape.apply(g, _kept_shape(in_shape, ctx.axes))
-    return g if g._data.shape == in_shape else mv.Expand.apply(g, in_shape)
-
-
-def _float_only(x, op: str) -> None:
-    if x._data.dtype.kind != "f":
-        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating point "
-                           f"or complex dtype. Got: {x.dtype}")
-
-
-class Sum(Function):
+class Sum(Op):
     """Sum over dims (bool and integers sum as int64, as PyTorch). Backward: the gradient is
     broadcast back (expand) over the summed dims."""
 
@@ -96,28 +52,7 @@ def _np_dtype(d):
     return dtypes.as_dtype(d).np
 
 
-class SumTo(Function):
-    """Sum a broadcast gradient back to `shape` (leading dims and size-1 dims)."""
-
-    @staticmethod
-    def forward(ctx, x, shape):
-        d = x._data
-        lead = d.ndim - len(shape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and d.shape[lead + i] != 1)
-        out = ctx.device.backend.sum(d, axes, True) if axes else d
-        return ctx.xp.asarray(out.reshape(shape))
-
-    @staticmethod
-    def backward(ctx, g):
-        return mv.expand(g, ctx.input_shapes[0]), None
-
-
-def sum_to(x, shape: tuple):
-    """x summed down to `shape`, the inverse of broadcasting x from `shape`."""
-    return x if x._data.shape == tuple(shape) else SumTo.apply(x, tuple(shape))
-
-
-class Mean(Function):
+class Mean(Op):
     """Mean over dims. Backward: g / (number of reduced elements), broadcast back over the reduced dims."""
 
     @staticmethod
@@ -143,7 +78,7 @@ def mean(x, dim=None, keepdim: bool = False):
     return Mean.apply(x, normalize_dims(dim, x._data.ndim, "mean"), keepdim)
 
 
-class Prod(Function):
+class Prod(Op):
     """Product over dims. Backward: g times the product of the other elements (out / x, or
     multiplied out explicitly when x has zeros), broadcast back over the reduced dims."""
 
@@ -196,7 +131,7 @@ class ValuesIndices(NamedTuple):
     indices: TensorBase
 
 
-class _ExtremumDim(Function):
+class _ExtremumDim(Op):
     """max/min along one dim: values and the index of the first extreme element."""
 
     arg = "argmax"
@@ -240,7 +175,7 @@ class MinDim(_ExtremumDim):
     arg = "argmin"
 
 
-class _Extremum(Function):
+class _Extremum(Op):
     """amax/amin over dims; the gradient is shared evenly between tied elements (as PyTorch)."""
 
     reduce = "max"
@@ -314,7 +249,7 @@ def _zero_index(x):
     return make(x._device.backend.xp.zeros((), dtype="int64"), x._device)
 
 
-class _ArgExtremum(Function):
+class _ArgExtremum(Op):
     differentiable = False
     arg = "argmax"
 
@@ -376,7 +311,7 @@ def logsumexp(x, dim, keepdim: bool = False):
                                                 if axes is not None and i not in axes])
 
 
-class Norm2(Function):
+class Norm2(Op):
     """The Euclidean norm; its gradient x / norm is taken as 0 where the norm is 0 (as PyTorch)."""
 
     @staticmethod
@@ -411,7 +346,7 @@ def norm(x, p="fro", dim=None, keepdim: bool = False):
     raise RuntimeError(f"norm: unsupported p={p!r}; use 'fro', a non-zero number, inf or -inf")
 
 
-class _Logical(Function):
+class _Logical(Op):
     differentiable = False
     reduce = "all"
 
@@ -442,3 +377,29 @@ def all(x, dim=None, keepdim: bool = False):
 def any(x, dim=None, keepdim: bool = False):
     """Whether any element over dim (all by default) is nonzero, as torch.any."""
     return Any.apply(x, normalize_dims(dim, x._data.ndim, "any"), keepdim)
+
+
+# ---------------------------------------------------------------- what the reductions share
+
+def _kept_shape(shape: tuple, axes) -> tuple:
+    """The shape of a keepdim reduction over axes (None: all)."""
+    return tuple(1 if axes is None or i in axes else s for i, s in enumerate(shape))
+
+
+def _axes_size(shape: tuple, axes) -> int:
+    return math.prod(shape) if axes is None else math.prod(shape[a] for a in axes)
+
+
+def _expand_back(ctx, g):
+    """Broadcast a reduction's output gradient back to its input shape
+    (shapes are known valid here, so the ops' Functions are applied directly)."""
+    in_shape = ctx.input_shapes[0]
+    if not ctx.keepdim and g._data.ndim:
+        g = mv.Reshape.apply(g, _kept_shape(in_shape, ctx.axes))
+    return g if g._data.shape == in_shape else mv.Expand.apply(g, in_shape)
+
+
+def _float_only(x, op: str) -> None:
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either a floating point "
+                           f"or complex dtype. Got: {x.dtype}")

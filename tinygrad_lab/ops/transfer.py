@@ -1,13 +1,13 @@
-"""Moving tensors between devices, and copy_ (which may cross devices)."""
+"""Moving tensors between devices, and the sources of copy_ and fill_ (which may cross devices)."""
 from __future__ import annotations
 
-from ..autograd.function import Function
-from ..autograd.tensor_base import make
-from . import elementwise as ew
-from . import movement as mv
+from ..autograd.tensor_base import TensorBase, make
+from .broadcast import expand
+from .op import Op
+from .promotion import cast
 
 
-class ToDevice(Function):
+class ToDevice(Op):
     """A copy of x on another device, through host memory; the gradient goes back."""
 
     @staticmethod
@@ -28,5 +28,12 @@ def to_device(x, device):
 
 def copy_from(x, src):
     """src broadcast to x's shape, cast to x's dtype and moved to x's device (differentiable in src)."""
-    src = ew.cast(to_device(src, x._device), x._data.dtype)
-    return mv.expand(src, x._data.shape)
+    src = cast(to_device(src, x._device), x._data.dtype)
+    return expand(src, x._data.shape)
+
+
+def fill(x, value) -> TensorBase:
+    """A tensor shaped like x filled with `value` (a number or a one-element tensor)."""
+    if isinstance(value, TensorBase):
+        return copy_from(x, value)
+    return make(x._device.backend.xp.full_like(x._data, value), x._device)

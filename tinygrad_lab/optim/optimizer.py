@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import creation
+from .. import creation, seams
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
 
@@ -39,6 +39,16 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
+
+
+def _marking(step: Callable) -> Callable:
+    """`step`, also noting that it was called (the lr schedulers' order check reads it)."""
+    @functools.wraps(step)
+    def step_and_mark(self, *args, **kw):
+        self._opt_called = True
+        return step(self, *args, **kw)
+
+    return step_and_mark
 
 
 class Optimizer:
@@ -67,16 +77,13 @@ class Optimizer:
     def __init_subclass__(cls, **kwargs) -> None:
         # Each optimizer's step() also records that it was called: an lr scheduler
         # uses this to warn when scheduler.step() comes before optimizer.step().
+        # The step is a seam (tinygrad_lab.seams, "SGD.step"): a learner's may run in its place.
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:
-            step = cls.__dict__["step"]
-
-            @functools.wraps(step)
-            def step_and_mark(self, *args, **kw):
-                self._opt_called = True
-                return step(self, *args, **kw)
-
-            cls.step = step_and_mark
+            cls.step = _marking(cls.__dict__["step"])
+        seams.register(f"{cls.__name__}.step", cls, "step", adapt=_marking, doc=(
+            f"{cls.__name__}'s step: step(optimizer, closure=None) updates every parameter that has a gradient "
+            f"(under no_grad), with optimizer.param_groups' options and optimizer.state[p] for what it keeps."))
 
     # ------------------------------------------------------------ parameter groups
     def add_param_group(self, param_group: dict[str, Any]) -> None:

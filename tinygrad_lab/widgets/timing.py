@@ -4,11 +4,13 @@
 
 The measuring and the drawing are `tinygrad_lab.bench`'s (cross-checked, calibrated,
 synchronised timings; time vs size on log–log axes beside the speed-up over explicit
-NumPy). This widget adds a progress bar while it runs and shows the picture as a PNG,
-which is also its static fallback.
+NumPy). This widget adds a progress bar while it runs, says once per reason what was
+skipped, and shows the picture as a PNG sized for a notebook (text at least 10 px at
+its natural width), which is also its static fallback.
 """
 from __future__ import annotations
 
+import html
 import io
 from typing import Sequence
 
@@ -16,7 +18,11 @@ import ipywidgets
 import traitlets
 
 from .. import bench
-from ._base import StaticFallback, shows_errors
+from ._base import StaticFallback, png_bundle, shows_errors
+
+WIDTH, HEIGHT, DPI = 9.0, 3.6, 100  # 900 x 360 px: a notebook's width, so the PNG is never scaled down
+FONTS = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "legend.fontsize": 10,
+         "xtick.labelsize": 9.5, "ytick.labelsize": 9.5}  # points: 9.5 pt is 13 px at 100 dpi
 
 
 class TimingPlot(StaticFallback, ipywidgets.VBox):
@@ -35,7 +41,7 @@ class TimingPlot(StaticFallback, ipywidgets.VBox):
         self.progress = ipywidgets.IntProgress(value=0, min=0, max=1, description="timing",
                                                layout=ipywidgets.Layout(width="420px"))
         self.status = ipywidgets.HTML("")
-        self.image = ipywidgets.Image(format="png", layout=ipywidgets.Layout(max_width="900px"))
+        self.image = ipywidgets.Image(format="png", layout=ipywidgets.Layout(max_width="100%"))
         self.error_box = ipywidgets.HTML("")
         super().__init__([self.progress, self.status, self.error_box, self.image])
         self.observe(lambda c: setattr(self.error_box, "value", _error_html(c["new"])), names="error")
@@ -47,8 +53,7 @@ class TimingPlot(StaticFallback, ipywidgets.VBox):
         return f"<TimingPlot {self.workload!r}: {done} timings>"
 
     def _static_bundle(self) -> dict:
-        import base64
-        return {"image/png": base64.b64encode(self._png).decode("ascii")} if self._png else {}
+        return png_bundle(self._png)
 
     @shows_errors
     def run(self) -> None:
@@ -64,20 +69,40 @@ class TimingPlot(StaticFallback, ipywidgets.VBox):
 
         self.records = bench.run([self.workload], sizes=self.sizes, devices=self.devices, threads=self.threads,
                                  dtypes=self.dtypes, quick=self.quick, on_records=advanced)
-        skipped = sorted({f"{r['impl']} on {r['device']}: {r['reason']}" for r in self.records
-                          if r["status"] == "skipped"})
-        self.status.value = "done" + ("".join(f"<br>skipped {s}" for s in skipped[:4]) if skipped else "")
+        self.status.value = "done" + "".join(f"<br>{html.escape(line)}" for line in skip_notes(self.records))
         self.draw()
 
     @shows_errors
     def draw(self) -> None:
-        fig = bench.plot(self.records, workload=self.workload)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=90)
+        from matplotlib import rc_context
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        with rc_context(FONTS):
+            fig = Figure(figsize=(WIDTH, HEIGHT), dpi=DPI, layout="constrained")
+            FigureCanvasAgg(fig)
+            bench.plot(self.records, workload=self.workload, axes=tuple(fig.subplots(1, 2)))
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=DPI)
         self._png = self.image.value = buf.getvalue()
 
 
+def skip_notes(records: list) -> list:
+    """One short line per device something was skipped on: which implementations, and why (each
+    reason once, to its first clause; a reason another one repeats is left out)."""
+    by_device: dict = {}
+    for r in records:
+        if r["status"] == "skipped":
+            impls, reasons = by_device.setdefault(r["device"], ({}, {}))
+            impls[r["impl"]] = None
+            reasons[r["reason"].split(";")[0].strip()] = None
+    out = []
+    for device, (impls, reasons) in by_device.items():
+        kept = [why for why in reasons if not any(why != other and why in other for other in reasons)]
+        out.append(f"skipped on {device} ({', '.join(impls)}): {'; '.join(kept)}")
+    return out
+
+
 def _error_html(message: str) -> str:
-    import html
     return f'<pre style="color:#b00020;background:#fdecea;padding:6px">{html.escape(message)}</pre>' if message \
         else ""

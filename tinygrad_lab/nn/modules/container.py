@@ -1,9 +1,11 @@
-"""Containers: Sequential, ModuleList, ModuleDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 from __future__ import annotations
 
 from collections import OrderedDict
 from typing import Iterable, Iterator, Mapping
 
+from ...autograd.tensor_base import TensorBase
+from ..parameter import Parameter
 from .module import Module
 
 
@@ -142,3 +144,160 @@ class ModuleDict(Module):
         pairs = modules.items() if isinstance(modules, Mapping) else modules
         for key, m in pairs:
             self[key] = m
+
+
+def _as_parameter(value):
+    """What ParameterList/ParameterDict store: a Parameter for a plain tensor (as PyTorch), anything else as is."""
+    if isinstance(value, TensorBase) and not isinstance(value, Parameter):
+        return Parameter(value)
+    return value
+
+
+def _describe(value) -> str:
+    if not isinstance(value, TensorBase):
+        return f"Object of type: {type(value).__name__}"
+    kind = "Parameter containing" if isinstance(value, Parameter) else "Tensor"
+    size = "x".join(str(s) for s in value.shape)
+    where = "" if value.device.type == "cpu" else f" ({value.device})"
+    return f"{kind}: [{value.dtype!r} of size {size}{where}]"
+
+
+def _listing(name: str, items) -> str:
+    lines = [f"    ({key}): {_describe(value)}" for key, value in items]
+    return f"{name}(\n" + "\n".join(lines) + "\n)" if lines else f"{name}()"
+
+
+class ParameterList(Module):
+    """A list of parameters the parent module sees (plain tensors become Parameters on the way in)."""
+
+    def __init__(self, values: Iterable | None = None) -> None:
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self.extend(values)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList([self[i] for i in range(self._size)[idx]])
+        return getattr(self, str(_index(idx, self._size, "ParameterList")))
+
+    def __setitem__(self, idx: int, value) -> None:
+        setattr(self, str(_index(idx, self._size, "ParameterList")), _as_parameter(value))
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __iter__(self) -> Iterator:
+        return (self[i] for i in range(self._size))
+
+    def __iadd__(self, values: Iterable) -> "ParameterList":
+        return self.extend(values)
+
+    def __dir__(self):
+        return [k for k in super().__dir__() if not k.isdigit()]
+
+    def append(self, value) -> "ParameterList":
+        self._size += 1
+        self[self._size - 1] = value
+        return self
+
+    def extend(self, values: Iterable) -> "ParameterList":
+        if isinstance(values, TensorBase) or not isinstance(values, Iterable):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
+
+    def __repr__(self) -> str:
+        return _listing("ParameterList", enumerate(self))
+
+
+class ParameterDict(Module):
+    """A dict of parameters (insertion-ordered, string keys) the parent module sees."""
+
+    def __init__(self, parameters: Mapping | Iterable | None = None) -> None:
+        super().__init__()
+        self._keys: dict[str, None] = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        if key not in self._keys:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __setitem__(self, key: str, value) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"ParameterDict keys must be strings, got {type(key).__name__}")
+        self._keys[key] = None
+        setattr(self, key, _as_parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._keys[key]
+        delattr(self, key)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(list(self._keys))
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def keys(self):
+        return list(self._keys)
+
+    def values(self):
+        return [self[k] for k in self._keys]
+
+    def items(self):
+        return [(k, self[k]) for k in self._keys]
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self else default
+
+    def setdefault(self, key: str, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def pop(self, key: str):
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self) -> tuple:
+        key = list(self._keys)[-1]
+        return key, self.pop(key)
+
+    def clear(self) -> None:
+        for key in list(self._keys):
+            del self[key]
+
+    def copy(self) -> "ParameterDict":
+        return ParameterDict(self.items())
+
+    def update(self, parameters) -> None:
+        if isinstance(parameters, (Mapping, ParameterDict)):
+            parameters = parameters.items()
+        elif isinstance(parameters, (str, TensorBase)) or not isinstance(parameters, Iterable):
+            raise TypeError(f"ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                            f"{type(parameters).__name__}")
+        for j, pair in enumerate(parameters):
+            pair = tuple(pair) if isinstance(pair, Iterable) else ()
+            if len(pair) != 2:
+                raise ValueError(f"ParameterDict update sequence element #{j} should be a pair (key, value)")
+            self[pair[0]] = pair[1]
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __repr__(self) -> str:
+        return _listing("ParameterDict", self.items())

@@ -109,3 +109,137 @@ class BCEWithLogitsLoss(_Loss):
     def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
         return F.binary_cross_entropy_with_logits(input, target, self.weight, pos_weight=self.pos_weight,
                                                   reduction=self.reduction)
+
+
+class HuberLoss(_Loss):
+    """0.5·d² where |d| < delta, delta·(|d| - 0.5·delta) elsewhere (d = input - target)."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """target·(log(target) - input) for log-probabilities input; reduction='batchmean' is the KL divergence."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class _MarginLoss(_Loss):
+    def __init__(self, margin: float, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input1: TensorBase, input2: TensorBase, target: TensorBase) -> TensorBase:
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class MarginRankingLoss(_MarginLoss):
+    """max(0, -target·(x1 - x2) + margin)."""
+
+    def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input1: TensorBase, input2: TensorBase, target: TensorBase) -> TensorBase:
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """x for target 1, max(0, margin - x) for target -1."""
+
+    def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_MarginLoss):
+    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm distance d."""
+
+    def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
+                 size_average=None, reduce=None, reduction: str = "mean") -> None:
+        super().__init__(margin, size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead")
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor: TensorBase, positive: TensorBase, negative: TensorBase) -> TensorBase:
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-target·x)) (exact for large values, where PyTorch overflows)."""
+
+    def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss: Σ_{i≠y} weight[y]·max(0, margin - x[y] + x[i])^p / C."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight: TensorBase | None = None, size_average=None,
+                 reduce=None, reduction: str = "mean") -> None:
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D instead")
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """The mean over classes of binary cross-entropy on sigmoid(x), one 0/1 target per class."""
+
+    def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """exp(x) - target·x (log_input) or x - target·log(x + eps); full adds Stirling's term."""
+
+    def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
+                 reduce=None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input: TensorBase, target: TensorBase) -> TensorBase:
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """(log(var) + (input - target)²/var) / 2, var clamped to eps (+ log(2π)/2 with full)."""
+
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input: TensorBase, target: TensorBase, var) -> TensorBase:
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any, Callable, Iterator, NamedTuple
 
 from ... import dtypes
@@ -146,11 +147,12 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        call_stack.append(self)
+        scopes = call_stack.items  # this thread's stack (the list itself: no method call per push)
+        scopes.append(self)
         try:
             out = self.forward(*args, **kwargs)
         finally:
-            call_stack.pop()
+            scopes.pop()
         if hooks:
             for hook in list(hooks.values()):
                 result = hook(self, args, out)
@@ -328,6 +330,8 @@ class Module:
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
         """Copy values into this module's parameters and buffers (in place). With strict=True,
         missing or unexpected keys are an error; a shape mismatch always is."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]

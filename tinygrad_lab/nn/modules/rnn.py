@@ -8,10 +8,13 @@ graph of 5 steps, one of 50 records 50, and backward walks back through exactly 
 (backpropagation through time).
 
 Parameter names, shapes, gate order, initialisation, input/output shapes and `repr` follow
-PyTorch, so `load_state_dict` of a PyTorch model's weights gives PyTorch's numbers.
-Deviations: no PackedSequence input (pad the batch, or run sequences one by one); the dropout
-mask between layers comes from tinygrad_lab's generator, so it differs from PyTorch's for the
-same seed; there is no cuDNN fused kernel (the same loop runs on every backend).
+PyTorch, so `load_state_dict` of a PyTorch model's weights gives PyTorch's numbers. The layers
+accept a PackedSequence (nn.utils.rnn) as PyTorch's do: the same loop runs over the padded
+batch, and a sequence that has ended keeps its state (a `where` on each step), so h_n holds
+each sequence's state at its own last step and the output is packed like the input.
+Deviations: the dropout mask between layers comes from tinygrad_lab's generator, so it differs
+from PyTorch's for the same seed; there is no cuDNN fused kernel (the same loop runs on every
+backend).
 """
 from __future__ import annotations
 
@@ -21,9 +24,11 @@ import warnings
 
 from ... import creation
 from ...autograd.tensor_base import TensorBase
+from ...ops import elementwise as ew
 from ...ops import movement as mv
 from .. import functional as F
 from .. import init
+from ..utils import rnn as rnn_utils
 from ..parameter import Parameter
 from .module import Module
 
@@ -320,9 +325,10 @@ class RNNBase(Module):
         return tuple(self._parameters.get(f"{kind}_l{layer}{suffix}")
                      for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
-    def _run_direction(self, x, state, layer: int, direction: int):
+    def _run_direction(self, x, state, layer: int, direction: int, lengths=None):
         """One layer in one direction over the whole sequence x (L, N, in): returns the output
-        at every step (L, N, H) and the final state."""
+        at every step (L, N, H) and the final state. With `lengths` (a packed batch), sequence n
+        only changes its state while t < lengths[n]."""
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
         x_proj = F.linear(x, w_ih, b_ih).unbind(0)  # the input's share of every gate, all steps in one matmul
         steps = range(len(x_proj))
@@ -330,25 +336,23 @@ class RNNBase(Module):
             steps = reversed(steps)  # the reverse direction reads the sequence from its end
         outputs = [None] * len(x_proj)
         for t in steps:  # the Python loop over time: one graph step per sequence element
-            state = self._step(x_proj[t], state, w_hh, b_hh, w_hr)
+            new = self._step(x_proj[t], state, w_hh, b_hh, w_hr)
+            state = new if lengths is None else _where_running(lengths, t, new, state)
             outputs[t] = self._hidden(state)
         return mv.stack(outputs, 0), state
 
-    def forward(self, input: TensorBase, hx=None):
+    def forward(self, input, hx=None):
         """input (L, N, input_size), or (N, L, input_size) with batch_first, or unbatched
-        (L, input_size). Returns (output, h_n): output (L, N, D·H) (batch_first: (N, L, D·H)),
-        h_n (num_layers·D, N, H); unbatched, without the N dims."""
+        (L, input_size), or a PackedSequence. Returns (output, h_n): output (L, N, D·H)
+        (batch_first: (N, L, D·H); packed like the input for a PackedSequence), h_n
+        (num_layers·D, N, H); unbatched, without the N dims."""
+        if isinstance(input, rnn_utils.PackedSequence):
+            return self._forward_packed(input, hx)
         name = type(self).__name__
         if input.dim() not in (2, 3):
             tensor = " tensor" if name == "RNN" else ""
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D{tensor} instead")
-        w = self.weight_ih_l0
-        if input.dtype != w.dtype:
-            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
-                             f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
-        if input.shape[-1] != self.input_size:
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
-                               f"got {input.shape[-1]}")
+        self._check_features(input)
         batched = input.dim() == 3
         # work time-major: x is (L, N, input_size)
         if not batched:
@@ -360,19 +364,7 @@ class RNNBase(Module):
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         states = self._split_state(self._initial_state(hx, x, batched))
-
-        final_states = []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(self.num_directions):
-                k = layer * self.num_directions + direction
-                out, final = self._run_direction(x, states[k], layer, direction)
-                outputs.append(out)
-                final_states.append(final)
-            x = mv.cat(outputs, -1) if len(outputs) > 1 else outputs[0]  # (L, N, D·H): the next layer's input
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, self.training)
-
+        x, final_states = self._run_layers(x, states)
         if not batched:
             output = x.squeeze(1)
         elif self.batch_first:
@@ -380,6 +372,52 @@ class RNNBase(Module):
         else:
             output = x
         return output, self._join_state(final_states, batched)
+
+    def _check_features(self, input) -> None:
+        """input's dtype is the weights' and its last dim is input_size (PyTorch's errors)."""
+        w = self.weight_ih_l0
+        if input.dtype != w.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
+                             f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
+                               f"got {input.shape[-1]}")
+
+    def _run_layers(self, x, states: list, lengths=None):
+        """Every layer over time-major x (L, N, input_size): the last layer's output (L, N, D·H)
+        and the final state of each (layer, direction)."""
+        final_states = []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(self.num_directions):
+                k = layer * self.num_directions + direction
+                out, final = self._run_direction(x, states[k], layer, direction, lengths)
+                outputs.append(out)
+                final_states.append(final)
+            x = mv.cat(outputs, -1) if len(outputs) > 1 else outputs[0]  # (L, N, D·H): the next layer's input
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, self.training)
+        return x, final_states
+
+    def _forward_packed(self, packed, hx):
+        """A PackedSequence: run on its padded form (original batch order), freezing each sequence's
+        state after its last step; the output is packed like the input, h_n is in the original order."""
+        if packed.data.dim() != 2:
+            raise ValueError(f"{type(self).__name__}: Expected packed data to be 2D (steps, input_size), got "
+                             f"{packed.data.dim()}D instead")
+        self._check_features(packed.data)
+        x, lengths = rnn_utils.pad_packed_sequence(packed)
+        states = self._split_state(self._initial_state(hx, x, True))
+        x, final_states = self._run_layers(x, states, lengths.to(x.device))
+        return rnn_utils._like(packed, x), self._join_state(final_states, True)
+
+
+def _where_running(lengths, t: int, new, old):
+    """`new` for the sequences still running at step t (t < their length), `old` for those that
+    have ended (or, going backwards, not yet begun); an LSTM's state is a (h, c) pair."""
+    if isinstance(new, tuple):
+        return tuple(_where_running(lengths, t, n, o) for n, o in zip(new, old))
+    return ew.where(mv.unsqueeze(ew.gt(lengths, t), 1), new, old)
 
 
 class RNN(RNNBase):

@@ -14,6 +14,7 @@ import copy
 import math
 import multiprocessing
 import queue
+import sys
 import time
 import weakref
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from itertools import islice
 import numpy as np
 
 from ... import multiprocessing as _mp  # noqa: F401  (tensors cross processes as shared memory)
+from ... import seams
 from ...autograd.tensor_base import TensorBase
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset, Subset, TensorDataset
@@ -47,7 +49,8 @@ def _gather_batch(dataset, indices):
 
 def fetch_batch(dataset, indices, collate_fn: Callable):
     """The batch of a map-style dataset at `indices`: its samples, collated. The one place a
-    batch is assembled, in the main process and in the workers alike."""
+    batch is assembled, in the main process and in the workers alike; the "batch" seam
+    (tinygrad_lab.seams): a learner's batching may run in its place."""
     if collate_fn is default_collate:
         batch = _gather_batch(dataset, indices)
         if batch is not None:
@@ -55,6 +58,13 @@ def fetch_batch(dataset, indices, collate_fn: Callable):
     getitems = getattr(dataset, "__getitems__", None)
     samples = getitems(indices) if callable(getitems) else [dataset[i] for i in indices]
     return collate_fn(samples)
+
+
+seams.register("batch", sys.modules[__name__], "fetch_batch", doc=(
+    "How the DataLoader makes a batch: fetch_batch(dataset, indices, collate_fn) -> the batch of the samples "
+    "dataset[i] for i in indices (e.g. [inputs, targets], each stacked along a new first dim); collate_fn is "
+    "the loader's own, to use or not. A replacement runs where the loader runs in this thread (num_workers=0); "
+    "worker processes run the engine's own."))
 
 
 class Fetcher:

@@ -1,0 +1,25 @@
+"""tinygrad_lab.distributions: probability distributions with PyTorch's API (torch.distributions).
+
+    dist = Categorical(logits=policy(state))
+    action = dist.sample()                       # REINFORCE: sample, then
+    loss = -dist.log_prob(action) * reward       # push up the log-probability of good actions
+
+Every distribution is built from the engine's ops, so log_prob, entropy, rsample, ... are
+differentiable in the parameters. Randomness comes from tinygrad_lab's seeded generators.
+Not here yet (they need ops tinygrad_lab does not have): MultivariateNormal (cholesky),
+Beta / Gamma / Dirichlet / Poisson and friends (lgamma, digamma), Normal.icdf (erfinv).
+"""
+from . import constraints
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .distribution import Distribution
+from .exponential import Exponential
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .laplace import Laplace
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .uniform import Uniform
+
+__all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "Normal",
+           "OneHotCategorical", "Uniform", "constraints", "kl_divergence", "register_kl"]

@@ -1,0 +1,180 @@
+"""Constraints: where a distribution's parameters and samples may lie (PyTorch's torch.distributions.constraints).
+
+A constraint's `check(value)` gives a bool tensor, True where value satisfies it; `event_dim`
+says how many rightmost dims make one event (checked together). Distributions use them to
+validate their arguments and the values given to `log_prob`.
+"""
+from __future__ import annotations
+
+from ..ops import elementwise as ew
+from ..ops import reduce as rd
+
+__all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq", "independent",
+           "integer_interval", "interval", "less_than", "nonnegative", "one_hot", "positive", "real",
+           "real_vector", "simplex", "unit_interval"]
+
+
+def _bound(value) -> str:
+    """A bound as reprs show it: a number, a one-element tensor's value, or the tensor."""
+    if hasattr(value, "numel"):
+        return str(value.item()) if value.numel() == 1 else repr(value.detach())
+    return str(value)
+
+
+class Constraint:
+    """A region of values: check(value) is True inside it."""
+
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value):
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}()"
+
+
+class _Dependent(Constraint):
+    """A placeholder for a constraint that depends on other parameters (not checked by itself)."""
+
+    def __init__(self, is_discrete: bool = False, event_dim: int = 0) -> None:
+        self.is_discrete, self.event_dim = is_discrete, event_dim
+
+    def check(self, value):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint) -> bool:
+    return isinstance(constraint, _Dependent)
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return ew.eq(value, value)  # false only for nan
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return ew.logical_or(ew.eq(value, 0), ew.eq(value, 1))
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound) -> None:
+        self.lower_bound = lower_bound
+
+    def check(self, value):
+        return ew.lt(self.lower_bound, value)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__[1:]}(lower_bound={_bound(self.lower_bound)})"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value):
+        return ew.le(self.lower_bound, value)
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound) -> None:
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return ew.lt(value, self.upper_bound)
+
+    def __repr__(self) -> str:
+        return f"LessThan(upper_bound={_bound(self.upper_bound)})"
+
+
+class _Interval(Constraint):
+    """lower_bound <= value <= upper_bound."""
+
+    def __init__(self, lower_bound, upper_bound) -> None:
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return ew.logical_and(ew.le(self.lower_bound, value), ew.le(value, self.upper_bound))
+
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__[1:]}(lower_bound={_bound(self.lower_bound)}, "
+                f"upper_bound={_bound(self.upper_bound)})")
+
+
+class _HalfOpenInterval(_Interval):
+    """lower_bound <= value < upper_bound."""
+
+    def check(self, value):
+        return ew.logical_and(ew.le(self.lower_bound, value), ew.lt(value, self.upper_bound))
+
+
+class _IntegerInterval(_Interval):
+    """Whole numbers in [lower_bound, upper_bound]."""
+
+    is_discrete = True
+
+    def check(self, value):
+        return ew.logical_and(ew.eq(ew.remainder(value, 1), 0), super().check(value))
+
+
+class _Simplex(Constraint):
+    """Non-negative vectors (along the last dim) that sum to 1 (within 1e-6)."""
+
+    event_dim = 1
+
+    def check(self, value):
+        nonnegative = rd.all(ew.ge(value, 0), -1)
+        return ew.logical_and(nonnegative, ew.lt(ew.abs(ew.sub(rd.sum(value, -1), 1)), 1e-6))
+
+
+class _OneHot(Constraint):
+    """Vectors of zeros and ones with exactly one 1."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        return ew.logical_and(rd.all(boolean.check(value), -1), ew.eq(rd.sum(value, -1), 1))
+
+
+class _IndependentConstraint(Constraint):
+    """base_constraint holding for every element of the rightmost reinterpreted_batch_ndims dims together."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int) -> None:
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        for _ in range(self.reinterpreted_batch_ndims):
+            result = rd.all(result, -1)
+        return result
+
+    def __repr__(self) -> str:
+        return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+dependent = _Dependent()
+real = _Real()
+boolean = _Boolean()
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+unit_interval = _Interval(0.0, 1.0)
+simplex = _Simplex()
+one_hot = _OneHot()
+real_vector = _IndependentConstraint(real, 1)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+integer_interval = _IntegerInterval
+independent = _IndependentConstraint

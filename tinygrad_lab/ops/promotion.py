@@ -1,0 +1,127 @@
+"""Dtype promotion and binary-op dispatch: how `a + b` picks its result dtype and reaches its op.
+
+Binary ops broadcast like NumPy, accept Python scalars on either side and promote dtypes like
+PyTorch (`dtypes.result_type`): a tensor operand outranks a 0-d tensor, which outranks a Python
+number, unless the lower rank is of a higher category (bool < integer < float). `Cast` is the op
+promotion applies (differentiable between float dtypes).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.tensor_base import TensorBase, make, tensor_types
+from ..backends import CPU
+from .op import Op
+
+
+class Cast(Op):
+    """x converted to another dtype. Backward: the gradient is cast back to x's dtype."""
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.in_dtype = x._data.dtype
+        return x._data.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return cast(g, ctx.in_dtype), None
+
+
+def cast(x, dtype) -> TensorBase:
+    """x converted to NumPy dtype `dtype` (differentiable between float dtypes);
+    x itself when it already has that dtype."""
+    dtype = np.dtype(dtype)
+    if x._data.dtype == dtype:
+        return x
+    return Cast.apply(x, dtype)
+
+
+# ---------------------------------------------------------------- promotion
+
+SCALARS = (int, float, bool)
+
+
+def as_operand(x, op: str):
+    """A binary op's operand: a tensor or a Python number (NumPy scalars become numbers, NumPy
+    arrays CPU tensors sharing their memory); anything else is a TypeError naming the op."""
+    if isinstance(x, np.generic) and x.dtype.kind in "biuf":
+        return x.item()  # NumPy scalars promote like Python numbers (as in PyTorch)
+    if isinstance(x, TensorBase) or isinstance(x, SCALARS):
+        return x
+    if isinstance(x, numbers.Number) and not isinstance(x, complex):
+        return x.item() if hasattr(x, "item") else x
+    if isinstance(x, np.ndarray):
+        dtypes.from_numpy_dtype(x.dtype)  # unsupported dtypes raise here
+        return make(x, CPU)  # as torch.as_tensor: no copy
+    raise TypeError(f"unsupported operand type for {op}: {type(x).__name__} (expected a Tensor or a Python number)")
+
+
+def _dtype_and_tier(x):
+    """An operand's dtype and promotion tier: 0 a tensor with dims, 1 a 0-d tensor, 2 a Python number."""
+    if isinstance(x, TensorBase):
+        return x.dtype, 0 if x._data.ndim else 1
+    return dtypes.scalar_dtype(x), 2
+
+
+def promote(*operands, op: str = "op", min_category: int = dtypes.BOOL):
+    """Cast tensor operands to PyTorch's result dtype (scalars stay Python numbers).
+    `min_category=FLOAT` gives true division's int -> default float rule."""
+    tiers = ([], [], [])
+    for x in operands:
+        if x is not None:
+            d, tier = _dtype_and_tier(x)
+            tiers[tier].append(d)
+    rt = dtypes.result_type(*tiers)
+    if rt.category < min_category:
+        rt = dtypes.get_default_dtype()
+    return tuple(cast(x, rt.np) if isinstance(x, TensorBase) and x._data.dtype != rt.np else x
+                 for x in operands)
+
+
+# ---------------------------------------------------------------- dispatch
+
+def apply_binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
+    """Run binary Function `fn` on (a, b) after promotion, with PyTorch's broadcast error."""
+    a, b = promote(as_operand(a, op), as_operand(b, op), op=op, min_category=min_category)
+    try:
+        return fn.apply(a, b)
+    except ValueError as e:
+        raise_broadcast(a, b, op, e)
+
+
+def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
+    """The public function of binary Function `fn` (add, mul, ...). Operands that need no promotion
+    (two tensors of one dtype, or a float tensor and a Python number) go straight to apply."""
+    float_only = min_category == dtypes.FLOAT
+
+    def run(a, b):
+        tb = b.__class__
+        if tb in tensor_types and a.__class__ in tensor_types and a._data.dtype is b._data.dtype and (
+                not float_only or a._data.dtype.kind == "f"):
+            try:
+                return fn.apply(a, b)
+            except ValueError as e:
+                raise_broadcast(a, b, op, e)
+        if (tb is float or tb is int) and isinstance(a, TensorBase) and a._data.dtype.kind == "f":
+            return fn.apply(a, b)
+        return apply_binary(fn, a, b, op, min_category)
+
+    run.__name__, run.__doc__ = op, doc
+    return run
+
+
+def raise_broadcast(a, b, op: str, err: Exception):
+    """PyTorch's error for operands whose shapes do not broadcast (naming the dim); `err` otherwise."""
+    sa = tuple(a._data.shape) if isinstance(a, TensorBase) else ()
+    sb = tuple(b._data.shape) if isinstance(b, TensorBase) else ()
+    for i in range(1, max(len(sa), len(sb)) + 1):
+        da = sa[-i] if i <= len(sa) else 1
+        db = sb[-i] if i <= len(sb) else 1
+        if da != db and 1 not in (da, db):
+            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
+                               f"non-singleton dimension {max(len(sa), len(sb)) - i} (in {op} of shapes "
+                               f"{list(sa)} and {list(sb)})") from None
+    raise err
