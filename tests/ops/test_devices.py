@@ -40,9 +40,7 @@ def _run(spec, case, arrays, weights, device):
 @pytest.mark.parametrize("spec", OPS, ids=repr)
 @settings(max_examples=4, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_op_on_device_matches_cpu(spec, data, other_device, request):
-    if spec.name.startswith("gather"):
-        xfail_off_cpu(request, other_device, "Gather.backward calls xp.indices(sparse=True); CuPy has no sparse")
+def test_op_on_device_matches_cpu(spec, data, other_device):
     case, arrays = data.draw(spec.examples(), label="case, inputs")
     probe = as_tuple(spec.call(TL, [tl.tensor(np.asarray(a)) for a in arrays], case.kwargs))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -61,14 +59,13 @@ def test_op_on_device_matches_cpu(spec, data, other_device, request):
 
 # ============================================================================ issue 22: what a GPU does differently
 # Each test runs on every device (the CPU, the CuPy-faithful stand-in, CUDA where there is one) against an
-# independent truth. Those that fail on today's code off the CPU are strict xfails naming the finding.
+# independent truth. Each failed on the stand-in (or the CPU) before its fix (the commits say which).
 
 
 
 @pytest.mark.parametrize("rows, cols", [(64, 64), (96, 80)])
-def test_gradients_of_4096_elements_or_more(device, request, rows, cols):
+def test_gradients_of_4096_elements_or_more(device, rows, cols):
     """A leaf's gradient from a built-in op may be kept without a copy from 4096 elements on."""
-    xfail_off_cpu(request, device, "autograd/engine.py _fresh reads arr.flags.writeable; CuPy's flags have none")
     rng = np.random.default_rng(0)
     x, w0 = rng.standard_normal((8, rows)), rng.standard_normal((rows, cols)) / 8
     w = tl.tensor(w0, device=device, requires_grad=True)
@@ -82,8 +79,7 @@ def test_gradients_of_4096_elements_or_more(device, request, rows, cols):
     np.testing.assert_array_equal(host(table.grad), expected)
 
 
-def test_gather_backward_adds_up_repeated_indices(device, request):
-    xfail_off_cpu(request, device, "ops/indexing.py Gather.backward calls xp.indices(sparse=True); CuPy has no sparse")
+def test_gather_backward_adds_up_repeated_indices(device):
     x = tl.tensor(np.arange(12.0).reshape(3, 4), device=device, requires_grad=True)
     idx = np.array([[0, 0, 3], [1, 2, 1], [3, 3, 3]])
     out = x.gather(1, tl.tensor(idx, device=device))
@@ -109,8 +105,7 @@ def _nll_reference(x, t, weight, ignore_index):
 
 
 @pytest.mark.parametrize("spatial", [(5,), (3, 4)])
-def test_cross_entropy_on_n_c_d_inputs(device, request, spatial):
-    xfail_off_cpu(request, device, "ops/activation.py NllLoss.backward calls xp.put_along_axis (CuPy 14 only)")
+def test_cross_entropy_on_n_c_d_inputs(device, spatial):
     rng = np.random.default_rng(1)
     x0, t0 = rng.standard_normal((2, 4, *spatial)), rng.integers(0, 4, (2, *spatial))
     t0.flat[0] = -100  # ignored

@@ -94,6 +94,11 @@ class Backend:
         if bad:
             raise error()
 
+    def may_be_true(self, condition: Callable[[], Any]) -> bool:
+        """Whether condition() (a 0-d boolean array) may be true, to skip work that it makes unneeded: its
+        value here, read at once. A GPU answers True without computing it: reading it would stall the device."""
+        return bool(condition())
+
     def check_indices(self, idx: Any, size: int, dim: int, index: int = 0) -> None:
         """PyTorch's IndexError (raise_if) where integer index array `idx` for a dim of `size` holds a value
         outside [-size, size): CuPy's indexing wraps such an index around, and reads the wrong element."""
@@ -123,6 +128,22 @@ class Backend:
     def index_max(self, target: Any, key: Any, values: Any) -> None:
         """target[key] = maximum(target[key], values), repeated indices included (np.maximum.at)."""
         self.xp.maximum.at(target, key, values)
+
+    def scalar(self, value: int | float, dtype: Any) -> Any:
+        """A Python number as an operand of a kernel of `dtype`: a NumPy scalar of that dtype (an int
+        wrapped into it, as PyTorch wraps uint8 + 300 to uint8 + 44). CuPy 13 promotes a Python number
+        by its value (float16 * 256 gives float32), a NumPy scalar of the array's dtype it does not."""
+        dtype = np.dtype(dtype)
+        if dtype.kind in "iu":
+            return np.array(value).astype(dtype)[()]
+        with np.errstate(over="ignore"):  # 1e5 as float16 is inf, as in PyTorch
+            return dtype.type(value)
+
+    def fresh(self, arr: Any) -> bool:
+        """Whether arr is an array made afresh, that a caller may keep and write into: it owns its memory
+        (not a view, as workspace buffers and broadcasts are) and is C-contiguous. (CuPy's arrays are
+        always writable: it has no writeable flag.)"""
+        return arr.base is None and arr.flags.c_contiguous
 
     def remainder(self, a: Any, b: Any) -> Any:
         """a % b with the sign of b, as PyTorch: for floats from fmod (r = fmod(a, b), plus b where r and b

@@ -117,10 +117,8 @@ class Gather(Op):
     @staticmethod
     def backward(ctx, g):
         (index,) = ctx.saved_tensors
-        xp = ctx.xp
-        idx = index._data
-        full = list(xp.indices(idx.shape, sparse=True))
-        full[ctx.dim] = idx
+        full = open_grid(ctx.xp, index._data.shape)
+        full[ctx.dim] = index._data
         return IndexAddInto.apply(g, ctx.input_shapes[0], tuple(full), False), None, None
 
 
@@ -136,13 +134,23 @@ def gather(x, dim: int, index):
         if k != d and i > n:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index._data.shape)} to be "
                                f"smaller than self {list(x._data.shape)} apart from dimension {d}")
-    n = x._data.shape[d]
-    if index._data.size:
-        lo, hi = int(index._data.min()), int(index._data.max())
-        if lo < 0 or hi >= n:
-            raise RuntimeError(f"gather(): index {lo if lo < 0 else hi} is out of bounds for dimension {d} with "
-                               f"size {n}")
+    n, idx, dev = x._data.shape[d], index._data, index._device
+    if idx.size:  # read at once on the CPU, at the next sync on a GPU
+        dev.backend.raise_if((idx.min() < 0) | (idx.max() >= n), lambda: _gather_error(idx, d, n), dev.index or 0)
     return Gather.apply(x, d, index)
+
+
+def _gather_error(idx, d: int, n: int) -> RuntimeError:
+    lo, hi = int(idx.min()), int(idx.max())
+    return RuntimeError(f"gather(): index {lo if lo < 0 else hi} is out of bounds for dimension {d} with size {n}")
+
+
+def open_grid(xp, shape: tuple) -> list:
+    """Per dim of `shape`, the indices 0..n-1 shaped to broadcast along that dim (NumPy's indices(shape,
+    sparse=True), which CuPy lacks). With one entry replaced by an index array, the key that picks
+    along that dim (gather's gradient, nll_loss's)."""
+    nd = len(shape)
+    return [xp.arange(n).reshape((1,) * k + (n,) + (1,) * (nd - k - 1)) for k, n in enumerate(shape)]
 
 
 # ---------------------------------------------------------------- index keys
