@@ -9,6 +9,9 @@ import time
 from typing import Any, Callable
 
 
+_BASIC_KEYS = (int, slice, type(None), type(Ellipsis))
+
+
 class Stopwatch:
     """Times work on the host: started when made; `stop()`, then `seconds`."""
 
@@ -114,8 +117,9 @@ class Backend:
         CuPy leaves the winner undefined (its threads race), so here each position's last occurrence
         is found first (the largest occurrence number, scattered with maximum.at) and every occurrence
         writes that value. Costs a position table of target's size (int64)."""
-        if not getattr(values, "ndim", 0):  # one value for all: repeats write the same number
-            target[key] = values
+        parts = key if key.__class__ is tuple else (key,)
+        if not getattr(values, "ndim", 0) or all(isinstance(k, _BASIC_KEYS) for k in parts):
+            target[key] = values  # one value for all, or a basic key: no position is written twice
             return
         xp = self.xp
         pos = xp.arange(target.size).reshape(target.shape)[key]

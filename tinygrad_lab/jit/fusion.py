@@ -94,6 +94,7 @@ NEW_ARRAY_OPS = frozenset(KERNELS) | {
     act.LogSoftmax, act.NllLoss, conv.Conv, conv.MaxPool, conv.AvgPool, ew.Cast, ew.Where}
 
 _C_TYPES = {"float32": "float", "float64": "double"}
+_NUMBERS = (int, float, np.number, np.bool_)  # Python numbers, and the NumPy scalars a GPU backend makes of them
 
 
 def sigmoid_into(xp, x, out):
@@ -123,7 +124,7 @@ def fusible(step: Step) -> bool:
         if isinstance(a, Value):
             if a.dtype != out.dtype:
                 return False
-        elif type(a) not in (int, float, bool):
+        elif not isinstance(a, _NUMBERS):
             return False
     return True
 

@@ -76,8 +76,8 @@ class IndexPut(Op):
     def forward(ctx, x, value, key):
         ctx.key = key
         out = x._data.copy()
-        try:
-            out[key] = value._data if isinstance(value, TensorBase) else value
+        try:  # repeated positions keep the last value on every backend (CuPy's own choice is undefined)
+            ctx.device.backend.index_put(out, key, value._data if isinstance(value, TensorBase) else value)
         except IndexError as e:
             raise _index_error(x, key, e) from None
         except ValueError:
@@ -165,7 +165,24 @@ def to_key(x, key):
         key = tuple(key)  # PyTorch (like old NumPy) reads x[[[0, 1], [2, 3]]] as x[[0, 1], [2, 3]]
     parts = tuple(_key_part(x, k) for k in (key if isinstance(key, tuple) else (key,)))
     basic = all(isinstance(k, _BASIC) for k in parts)
+    if not basic:
+        _check_bounds(x, parts)
     return parts, basic
+
+
+def _check_bounds(x, parts: tuple) -> None:
+    """Each integer index array within the dim it indexes (backend.check_indices: NumPy raises by itself,
+    CuPy would wrap an index around and read the wrong element)."""
+    shape, dev = x._data.shape, x._device
+    widths = [0 if k is None or k is Ellipsis else k.ndim if getattr(k, "dtype", None) == np.bool_ else 1
+              for k in parts]
+    dim = 0
+    for k, width in zip(parts, widths):
+        if k is Ellipsis:
+            dim += len(shape) - sum(widths)
+        elif width == 1 and not isinstance(k, _BASIC) and dim < len(shape):
+            dev.backend.check_indices(k, shape[dim], dim, dev.index or 0)
+        dim += width
 
 
 def _key_part(x, k):
@@ -197,7 +214,8 @@ def _key_part(x, k):
 
 
 def _index_error(x, key, err):
-    return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
+    """NumPy's IndexError in PyTorch's words (a dimension, not an axis), with the tensor's shape."""
+    return IndexError(f"{str(err).replace(' axis ', ' dimension ')} (indexing a tensor of shape {list(x._data.shape)})")
 
 
 def _split_ints(key: tuple):
