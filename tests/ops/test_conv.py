@@ -354,6 +354,22 @@ def test_conv_and_pools_on_each_device_agree_with_the_cpu(device):
         np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
 
 
+def test_max_pool_nan_and_minus_inf_windows_on_each_device_agree_with_the_cpu(device):
+    """A GPU does not ask whether a NaN or an all -inf window is there (a sync): it takes the general path."""
+    x = np.array([[[[1.0, np.nan, 3.0, np.nan], [np.nan, 2.0, 0.0, 1.0],
+                    [-np.inf, -np.inf, 5.0, 5.0], [-np.inf, -np.inf, 5.0, 5.0]]]])
+
+    def run(dev, **kw):
+        X = tl.tensor(x, device=dev, requires_grad=True)
+        y, idx = C.max_pool2d(X, return_indices=True, **kw)
+        y.backward(tl.ones_like(y))
+        return [t.detach().cpu().numpy() for t in (y, idx, X.grad)]
+
+    for kw in [{"kernel_size": 2}, {"kernel_size": 3, "stride": 1, "padding": 1}, {"kernel_size": 2, "padding": 1}]:
+        for ours, ref in zip(run(device, **kw), run("cpu", **kw)):
+            np.testing.assert_array_equal(ours, ref)
+
+
 # ---------------------------------------------------------------- semantics by hand
 
 def test_conv2d_by_hand():

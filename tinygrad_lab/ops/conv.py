@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 import sys
 import threading
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -171,20 +172,20 @@ class MaxPool(Op):
             for k in range(1, K - 1):
                 before &= win[k] != best
                 idx += before
-            if bool(xp.isnan(best).any()):  # NaN wins; with several NaNs the last one, as PyTorch
+            if ctx.device.backend.may_be_true(lambda: xp.isnan(best).any()):  # NaN wins; the last one, as PyTorch
+                nan = xp.isnan(win)
                 for k in range(K):
-                    xp.copyto(idx, k, where=xp.isnan(win[k]))
+                    xp.copyto(idx, k, where=nan[k])
         y = best.reshape(geo.y_shape)
         need_grad = ctx.needs_input_grad[0]
         if not (need_grad or want_indices):
             return y
-        gidx = _argmax_index(xp, geo, idx, best)
+        gidx = _argmax_index(ctx.device, geo, idx, best)
         if need_grad:
             ctx.geo, ctx.gidx = geo, gidx
         if not want_indices:
             return y
-        plane = (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(geo.P, 1, 1)
-        flat = (gidx - plane).reshape(geo.y_shape)
+        flat = (gidx - _window_tables(ctx.device, geo).planes).reshape(geo.y_shape)
         ctx.mark_non_differentiable(flat)
         return y, flat
 
@@ -251,23 +252,51 @@ def _max_pool(op, spatial, input, kernel_size, stride, padding, dilation, ceil_m
     return MaxPool.apply(input, geo, False)
 
 
-def _argmax_index(xp, geo, idx, best):
+def _argmax_index(dev, geo, idx, best):
     """Each window's argmax as a position in the flattened input (P * H * W), int64, from its
     offset k in the window. A window whose max is -inf and that reaches into padding points at its
     first input element, as PyTorch does."""
-    H, W = geo.H, geo.W
-    rows = xp.arange(geo.OH, dtype="int64") * geo.sh - geo.ph
-    cols = xp.arange(geo.OW, dtype="int64") * geo.sw - geo.pw
-    if geo.padded and bool((best == -float("inf")).any()):
+    xp, t = dev.backend.xp, _window_tables(dev, geo)
+    if geo.padded and dev.backend.may_be_true(lambda: (best == -float("inf")).any()):
         k = idx.astype("int64")
-        h = xp.clip(rows.reshape(-1, 1) + (k // geo.kw) * geo.dh, 0, H - 1)
-        w = xp.clip(cols + (k % geo.kw) * geo.dw, 0, W - 1)
-        within = h * W + w
-    else:  # a table of the K offsets, looked up by k
-        offsets = xp.asarray([i * geo.dh * W + j * geo.dw for i in range(geo.kh) for j in range(geo.kw)],
-                             dtype="int64")
-        within = (rows * W).reshape(-1, 1) + cols + offsets.take(idx)
-    return within + (xp.arange(geo.P, dtype="int64") * (H * W)).reshape(geo.P, 1, 1)
+        h = xp.clip(t.rows.reshape(-1, 1) + (k // geo.kw) * geo.dh, 0, geo.H - 1)
+        w = xp.clip(t.cols + (k % geo.kw) * geo.dw, 0, geo.W - 1)
+        within = h * geo.W + w
+    else:  # the position of each window's first element, plus the argmax's offset in the window
+        within = t.starts + t.offsets.take(idx)
+    return within + t.planes
+
+
+class _WindowTables(NamedTuple):
+    """A pooling geometry's index tables on one device (int64): each window's first row and column
+    (rows, cols), its first element's position in the plane (starts, (OH, OW)), the position of each
+    kernel offset k relative to it (offsets, (K,)) and each plane's first position (planes, (P, 1, 1))."""
+
+    rows: Any
+    cols: Any
+    starts: Any
+    offsets: Any
+    planes: Any
+
+
+_tables: dict = {}  # (device, geometry) -> _WindowTables: made once, not uploaded or recomputed per call
+
+
+def _window_tables(dev, geo) -> _WindowTables:
+    key = (dev._str, geo.P, geo.H, geo.W, geo.OH, geo.OW, geo.kh, geo.kw, geo.sh, geo.sw, geo.ph, geo.pw, geo.dh,
+           geo.dw)
+    t = _tables.get(key)
+    if t is None:
+        if len(_tables) >= 64:  # a few geometries recur (one per pooling layer and batch size)
+            _tables.clear()
+        xp = dev.backend.xp
+        rows = xp.arange(geo.OH, dtype="int64") * geo.sh - geo.ph
+        cols = xp.arange(geo.OW, dtype="int64") * geo.sw - geo.pw
+        offsets = dev.backend.asarray(np.array([i * geo.dh * geo.W + j * geo.dw for i in range(geo.kh)
+                                                for j in range(geo.kw)], dtype="int64"), index=dev.index or 0)
+        planes = (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(geo.P, 1, 1)
+        t = _tables[key] = _WindowTables(rows, cols, (rows * geo.W).reshape(-1, 1) + cols, offsets, planes)
+    return t
 
 
 # ---------------------------------------------------------------- average pooling
