@@ -23,10 +23,13 @@ Everything is written against the backend's array module (`ctx.xp`, NumPy or CuP
 basic slicing, matmul and elementwise ops, plus two backend helpers: `matrix_transpose`
 (the layout changes) and `index_add` (max pooling's gradient where windows overlap).
 Temporaries (columns, padded copies) live in a per-thread workspace reused between calls;
-nothing from it is ever returned or saved for backward.
+nothing from it is ever returned or saved for backward. The columns are kh*kw times the
+input: a batch whose columns would exceed the workspace's cap (_WORKSPACE_MAX) is convolved
+a chunk of images at a time (_batches), so a convolution's memory does not grow with its batch.
 """
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import threading
@@ -98,9 +101,7 @@ class ConvInputGrad(Op):
         if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
             ctx.geo = geo
             ctx.save_for_backward(g, w)
-        if gq is None:
-            gq = _grad_rows(ctx.device, g._data, geo)
-        return _conv_input_grad(ctx.device, gq, w._data, geo)
+        return _conv_input_grad(ctx.device, g._data, gq, w._data, geo)
 
     @staticmethod
     def backward(ctx, gg):
@@ -120,9 +121,7 @@ class ConvWeightGrad(Op):
         if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
             ctx.geo = geo
             ctx.save_for_backward(x, g)
-        if gq is None:
-            gq = _grad_rows(ctx.device, g._data, geo)
-        return _conv_weight_grad(ctx.device, x._data, gq, geo)
+        return _conv_weight_grad(ctx.device, x._data, g._data, gq, geo)
 
     @staticmethod
     def backward(ctx, gg):
@@ -666,6 +665,13 @@ class _ConvGeom:
         self.M = self.OH * self.OW * self.N
         self.y_shape = (self.N, self.O, self.OW) if len(x_shape) == 3 else (self.N, self.O, self.OH, self.OW)
 
+    def batch(self, n: int) -> "_ConvGeom":
+        """This geometry for a batch of n images (a chunk of the batch)."""
+        geo = copy.copy(self)
+        geo.N, geo.M = n, self.OH * self.OW * n
+        geo.x_shape, geo.y_shape = (n,) + self.x_shape[1:], (n,) + self.y_shape[1:]
+        return geo
+
     def slabs(self, buf):
         """Per kernel offset (i, j): the view of buf (C, Hp, Wp, N) under that offset for every output
         position, shaped (C, OH, OW, N)."""
@@ -822,7 +828,18 @@ def _grouped_matmul(dev, slot, a, b, G: int):
 
 
 def _conv_forward(dev, x, w, b, geo):
-    """Convolution of arrays: a new (N, O, OH, OW) array."""
+    """Convolution of arrays: a new (N, O, OH, OW) array, a chunk of images at a time (_batches)."""
+    chunks = _batches(geo, x.dtype.itemsize)
+    if len(chunks) == 1:
+        return _conv_images(dev, x, w, b, geo)
+    y = dev.backend.xp.empty(geo.y_shape, x.dtype)
+    for n0, n1, part in chunks:
+        y[n0:n1] = _conv_images(dev, x[n0:n1], w, b, part)
+    return y
+
+
+def _conv_images(dev, x, w, b, geo):
+    """The convolution of a batch (or a chunk of one): im2col, then one matrix product per group."""
     cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)
     K = geo.kh * geo.kw
     out = _grouped_matmul(dev, "out", w.reshape(geo.O, geo.C // geo.G * K), cols.reshape(geo.C * K, geo.M), geo.G)
@@ -831,23 +848,54 @@ def _conv_forward(dev, x, w, b, geo):
     return dev.backend.matrix_transpose(out.reshape(geo.O * geo.OH * geo.OW, geo.N)).reshape(geo.y_shape)
 
 
-def _conv_input_grad(dev, gq, w, geo):
-    """The gradient of the input from the gradient rows gq (O, M): col2im(w^T @ gq)."""
+def _conv_input_grad(dev, g, gq, w, geo):
+    """The gradient of the input from the output gradient g (its rows gq, when the caller has them):
+    col2im(w^T @ gq), a chunk of images at a time."""
+    chunks = _batches(geo, g.dtype.itemsize)
+    if len(chunks) == 1:
+        return _input_grad_images(dev, _grad_rows(dev, g, geo) if gq is None else gq, w, geo)
+    gx = dev.backend.xp.empty(geo.x_shape, g.dtype)
+    for n0, n1, part in chunks:
+        gx[n0:n1] = _input_grad_images(dev, _grad_rows(dev, g[n0:n1], part), w, part)
+    return gx
+
+
+def _input_grad_images(dev, gq, w, geo):
     K = geo.kh * geo.kw
     Cg, Og = geo.C // geo.G, geo.O // geo.G
     wt = w.reshape(geo.G, Og, Cg * K).transpose(0, 2, 1).reshape(geo.C * K, Og)  # per group w^T, stacked
-    cols = _grouped_matmul(dev, "gcols", dev.backend.xp.ascontiguousarray(wt), gq, geo.G)  # (C*K, M)
+    cols = _grouped_matmul(dev, "cols", dev.backend.xp.ascontiguousarray(wt), gq, geo.G)  # (C*K, M), im2col's buffer
     return _col2im(dev, cols.reshape(geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N), geo)
 
 
-def _conv_weight_grad(dev, x, gq, geo):
-    """The gradient of the weight: gq (O, M) @ cols(x)^T (M, C/groups * K), per group; computed as
-    (cols @ gq^T)^T, which BLAS runs faster for these shapes."""
-    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)  # recomputed, not kept from the forward (as PyTorch: it is kh*kw times x)
+def _conv_weight_grad(dev, x, g, gq, geo):
+    """The gradient of the weight from the output gradient g (its rows gq, when the caller has them):
+    gq @ cols(x)^T per group, summed over chunks of images."""
+    chunks = _batches(geo, x.dtype.itemsize)
+    if len(chunks) == 1:
+        return _weight_grad_images(dev, x, _grad_rows(dev, g, geo) if gq is None else gq, geo)
+    return sum(_weight_grad_images(dev, x[n0:n1], _grad_rows(dev, g[n0:n1], part), part) for n0, n1, part in chunks)
+
+
+def _weight_grad_images(dev, x, gq, geo):
+    """gq (O, M) @ cols(x)^T (M, C/groups * K), per group; computed as (cols @ gq^T)^T, which BLAS runs
+    faster for these shapes. The columns are recomputed, not kept from the forward (as PyTorch: they
+    are kh*kw times x)."""
+    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)
     G = geo.G
     cm = cols.reshape(G, geo.C // G * geo.kh * geo.kw, geo.M)
     gwt = cm @ gq.reshape(G, geo.O // G, geo.M).transpose(0, 2, 1)  # (G, Cg*K, Og)
     return gwt.transpose(0, 2, 1).reshape(geo.w_shape)
+
+
+def _batches(geo, itemsize: int) -> list:
+    """(n0, n1, geometry of images n0:n1): the batch in chunks whose columns (C * kh * kw values per output
+    position) fit the workspace's cap (one image at least), so that a convolution's memory does not grow
+    with its batch. Usually one chunk, the whole batch."""
+    step = max(1, _WORKSPACE_MAX // max(1, geo.C * geo.kh * geo.kw * geo.OH * geo.OW * itemsize))
+    if step >= geo.N:
+        return [(0, geo.N, geo)]
+    return [(n0, min(n0 + step, geo.N), geo.batch(min(n0 + step, geo.N) - n0)) for n0 in range(0, geo.N, step)]
 
 
 # ---------------------------------------------------------------- workspace
