@@ -1,47 +1,35 @@
 """A stand-in accelerator for CI machines without a GPU.
 
-`standin` is a second device type whose backend keeps its data in a NumPy
-subclass (`StandInArray`) and copies on every transfer, as a GPU backend would.
-It is registered for the whole test session, so device semantics (transfers,
-mixing errors, Module.to, optimizer state placement, save/load with
-map_location) and every op are exercised off the CPU device in CI.
+`standin` is the CUDA backend itself (`CUDABackend`: the code a GPU runs) given a CuPy-faithful
+stand-in for CuPy (tests/fake_cupy.py): NumPy underneath, CuPy's API and its differences from
+NumPy on top (no implicit host conversion, no writeable flag, out-of-bounds indices that wrap,
+CuPy 13's scalar promotion, ...), and counters of device->host syncs, kernel launches and uploads.
+It is registered for the whole test session with two devices, standin:0 and standin:1, so device
+semantics and every op are exercised off the CPU in CI, through the CUDA backend's own code.
 
-Like the CUDA backend, it takes the base `Backend`'s helpers (broadcast_to, sum,
-amax, matrix_transpose, zero, masked), not the CPU backend's fast paths: those defaults are the
-code CuPy runs, and CI has no GPU to run them otherwise.
+Like the CUDA backend, it takes the base `Backend`'s helpers (broadcast_to, sum, amax,
+matrix_transpose, zero, masked, ...), not the CPU backend's fast paths: those defaults are the code
+CuPy runs.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from tinygrad_lab.backends import register_backend
-from tinygrad_lab.backends.base import Backend
-from tinygrad_lab.backends.cpu import CPUBackend
+from tinygrad_lab.backends.cuda import CUDABackend
+
+from . import fake_cupy
+
+counters = fake_cupy.counters
 
 
-class StandInArray(np.ndarray):
-    """The stand-in device's own array type (NumPy underneath)."""
-
-
-class StandInBackend(CPUBackend):
+class StandInBackend(CUDABackend):
     name = "standin"
-    # the base class's helpers, as CUDABackend has them (CuPy's path), not CPUBackend's
-    broadcast_to = Backend.broadcast_to
-    sum = Backend.sum
-    amax = Backend.amax
-    matrix_transpose = Backend.matrix_transpose
-    zero = Backend.zero
-    masked = Backend.masked
 
-    def check(self, index):
-        if index not in (None, 0, 1):
-            raise RuntimeError(f"standin has devices 0 and 1, not {index}")
+    def __init__(self):
+        super().__init__(fake_cupy.importer)
 
-    def asarray(self, obj, dtype=None, index: int = 0):
-        return np.array(obj, dtype=dtype, copy=True).view(StandInArray)  # host -> device copies, as on a GPU
-
-    def to_host(self, arr):
-        return np.array(arr, copy=True).view(np.ndarray)
+    def counters(self) -> dict:
+        """Launches, syncs and uploads so far (the stand-in's CuPy counts them; real CuPy cannot)."""
+        return counters.snapshot()
 
 
 register_backend(StandInBackend())

@@ -374,3 +374,37 @@ def test_standin_takes_the_helpers_the_cuda_backend_inherits():
     for name in inherited:
         if name in vars(CPUBackend):  # the CPU backend has its own: the stand-in must not take it
             assert getattr(StandInBackend, name) is getattr(Backend, name), name
+
+
+# ---------------------------------------------------------------- device memory (the CUDA backend's, on the stand-in)
+
+def test_peak_memory_is_noted_only_once_asked_for():
+    """CuPy's pool keeps no peak: noting one runs Python on every allocation, so it starts only when asked."""
+    from . import fake_cupy
+    backend = tl.device("standin").backend
+    tl.ones(1, device="standin")  # CUDA found usable
+    backend.track_peak_memory(False)
+    fake_cupy.counters.reset()
+    x = tl.ones(256, device="standin") * 2.0
+    assert fake_cupy.counters.allocator_calls == 0
+    backend.reset_peak_memory_stats(0)
+    base = backend.memory_allocated(0)
+    y = tl.zeros(1024, 1024, device="standin")  # 4 MiB
+    del y
+    assert fake_cupy.counters.allocator_calls >= 1
+    assert backend.memory_allocated(0) == base and backend.max_memory_allocated(0) >= base + 4 * 2**20
+    backend.track_peak_memory(False)
+    assert x.sum().item() == 512.0
+
+
+def test_an_op_event_on_a_device_times_the_work_not_the_launch(monkeypatch):
+    """The stand-in queues 0.05 s of simulated work per launch, which a wall clock around the launch misses."""
+    from . import fake_cupy
+    from tinygrad_lab.autograd import events
+    x = tl.ones(1000, device="standin")
+    monkeypatch.setattr(fake_cupy, "SECONDS_PER_LAUNCH", 0.05)
+    seen = []
+    with events.subscribe(seen.append):
+        x * 2.0
+    (event,) = seen
+    assert 0.05 <= event.seconds < 0.5

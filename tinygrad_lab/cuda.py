@@ -116,7 +116,8 @@ def memory_allocated(device=None) -> int:
 
 
 def max_memory_allocated(device=None) -> int:
-    """The peak of memory_allocated since start, or since reset_peak_memory_stats(); 0 without CUDA."""
+    """The peak of memory_allocated since reset_peak_memory_stats(); 0 without CUDA. Unlike PyTorch, peaks
+    are noted only from the first call of either function on (the note costs Python work on every allocation)."""
     return _cuda.max_memory_allocated(_index(device)) if is_available() else 0
 
 
@@ -126,6 +127,7 @@ def memory_reserved(device=None) -> int:
 
 
 def reset_peak_memory_stats(device=None) -> None:
+    """Start noting the peak of memory_allocated afresh (and from now on, if it was not noted yet)."""
     _cuda.reset_peak_memory_stats(_index(device))
 
 

@@ -295,10 +295,12 @@ def _index(b: _Builder, step: Step, outs: list) -> None:
     if len(arrays) != 1 or not full:
         raise _unsupported(step, "only x[indices] with one integer index tensor along one dim converts (Gather)")
     k = key[arrays[0]]
-    indices = b.name(k.value) if isinstance(k, ArrayOf) else b.const(np.asarray(k), "indices")
-    if (k.value.dtype if isinstance(k, ArrayOf) else np.asarray(k).dtype) == np.bool_:
+    if not isinstance(k, ArrayOf):  # a constant index array on x's device: read back explicitly (CuPy refuses np.asarray)
+        k = x.device.backend.to_host(k)
+    if (k.value.dtype if isinstance(k, ArrayOf) else k.dtype) == np.bool_:
         raise _unsupported(step, "boolean masks have no static output shape in ONNX")
-    b.node("Gather", [b.name(x), indices], outs, axis=arrays[0])
+    b.node("Gather", [b.name(x), b.name(k.value) if isinstance(k, ArrayOf) else b.const(k, "indices")], outs,
+           axis=arrays[0])
 
 
 def _gather(b: _Builder, step: Step, outs: list) -> None:

@@ -130,8 +130,10 @@ def test_the_device_is_synchronised_around_every_sample_of_an_accelerator(monkey
                         timer=bench.Timer(min_sample_s=0.0, repeats=3, warmup=1))
     timed = next(r for r in records if r["impl"] == "tinygrad_lab")
     assert timed["status"] == "ok" and timed["device"] == "standin"
-    # 1 after the cross-check run, then 2 per sample: warm-up, one calibration try, 3 repeats
-    assert len(calls) == 1 + 2 * (1 + 1 + 3)
+    # 1 after the cross-check run, 1 after the run that counts the device's work, then 2 per sample:
+    # warm-up, one calibration try, 3 repeats
+    assert len(calls) == 2 + 2 * (1 + 1 + 3)
+    assert timed["launches_per_step"] > 0 and timed["syncs_per_step"] == 0  # counted by the stand-in
 
 
 def test_targets_are_judged_against_the_run_s_own_reference():

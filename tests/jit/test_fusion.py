@@ -2,10 +2,6 @@
 groups form where intermediates stay inside, buffers are reused without leaking between calls."""
 from __future__ import annotations
 
-import contextlib
-import sys
-import types
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -151,38 +147,41 @@ def test_random_elementwise_chains_fused_match_eager(ops, shape, dtype, reduce):
         np.testing.assert_allclose(host(g), host(e), rtol=rtol, atol=rtol)
 
 
-def _fake_cupy(kernel_class):
-    """Just enough of CuPy's API for fusion.cuda_kernel (no GPU here)."""
-    return types.SimpleNamespace(ElementwiseKernel=kernel_class, zeros=np.zeros,
-                                 cuda=types.SimpleNamespace(Device=lambda index: contextlib.nullcontext()))
-
-
 def test_cuda_kernel_compiles_once_up_front(monkeypatch):
+    """The stand-in device's CuPy (tests/fake_cupy.py) builds the kernel; it is called once at once."""
+    from .. import fake_cupy
     built = []
 
-    class Kernel:
-        def __init__(self, in_params, out_params, operation, name):
-            built.append((in_params, name))
+    class Kernel(fake_cupy.ElementwiseKernel):
+        def __init__(self, in_params, out_params, operation, **kwargs):
+            built.append((in_params, kwargs["name"]))
+            super().__init__(in_params, out_params, operation, **kwargs)
             self.calls = 0
 
         def __call__(self, *arrays):
             self.calls += 1
-            return arrays[0]
+            return super().__call__(*arrays)
 
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(Kernel))
-    tr = jit.trace(lambda a, b: (a * b).exp(), (tl.randn(4), tl.randn(4))).trace
-    (group,) = dict.fromkeys(fusion.plan(tr).values())
-    kernel = fusion.cuda_kernel(group, "tinygrad_lab_fused_0")
-    assert built == [("float32 in0, float32 in1", "tinygrad_lab_fused_0")] and kernel.calls == 1
+    monkeypatch.setattr(fake_cupy.cupy, "ElementwiseKernel", Kernel)
+    a, b = tl.randn(4, device="standin"), tl.randn(4, device="standin")
+    traced = jit.trace(lambda a, b: (a * b).exp(), (a, b))
+    assert built == [("float32 in0, float32 in1", "tinygrad_lab_fused_0")]
+    assert "one CUDA kernel" in traced.code and traced.kernels[0][1] is not None
+    (group,) = dict.fromkeys(fusion.plan(traced.trace).values())
+    assert fusion.cuda_kernel(group, "again").calls == 1
+    on_cpu = jit.trace(lambda a: a.exp(), tl.randn(4)).trace
+    assert fusion.cuda_kernel(next(iter(fusion.plan(on_cpu).values())), "k") is None  # NumPy compiles no kernels
 
 
 def test_a_cuda_kernel_that_does_not_compile_falls_back_with_a_warning(monkeypatch):
+    from .. import fake_cupy
+
     class Broken:
         def __init__(self, *args, **kwargs):
             raise RuntimeError("nvrtc: error")
 
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(Broken))
-    tr = jit.trace(lambda a: a.exp(), tl.randn(4)).trace
+    monkeypatch.setattr(fake_cupy.cupy, "ElementwiseKernel", Broken)
+    tr = jit.trace(lambda a: a.exp(), tl.randn(4, device="standin")).trace
     (group,) = dict.fromkeys(fusion.plan(tr).values())
     with pytest.warns(RuntimeWarning, match="did not compile .*nvrtc: error.*runs as CuPy ufuncs"):
         assert fusion.cuda_kernel(group, "k") is None

@@ -4,6 +4,7 @@ and gradgradcheck for the double backward), values and gradients against torch.n
 shapes and arguments."""
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -182,6 +183,44 @@ def test_conv_larger_shapes_and_float32_match_pytorch(case, dtype, torch):
     _check_conv_against_torch(torch, fn, tfn, x, w, b, kw, **tol)
 
 
+CHUNKED = {  # a batch of 5 whose columns exceed the workspace's cap: convolved 2, 2 and 1 images at a time
+    "padding 1": ((5, 3, 4, 4), (2, 3, 3, 3), {"padding": 1}),
+    "groups stride dilation": ((5, 4, 7, 6), (4, 2, 2, 2), {"groups": 2, "stride": (2, 3), "dilation": 2, "padding": 1}),
+    "conv1d": ((5, 2, 9), (3, 2, 2), {"stride": 2, "padding": 2, "dilation": 3}),
+}
+
+
+def _chunks_of_two_images(monkeypatch, torch, tfn, x, w, kw) -> list:
+    """Lower the workspace's cap to the columns of two images of this convolution; returns the list that
+    records the batch size of each im2col call."""
+    y = tfn(torch.tensor(x), torch.tensor(w), **kw)
+    per_image = x.shape[1] * math.prod(w.shape[2:]) * math.prod(y.shape[2:]) * x.itemsize
+    monkeypatch.setattr(C, "_WORKSPACE_MAX", 2 * per_image)
+    calls, real = [], C.im2col
+    monkeypatch.setattr(C, "im2col", lambda x, geo: calls.append(geo.N) or real(x, geo))
+    return calls
+
+
+@pytest.mark.parametrize("case", CHUNKED.values(), ids=CHUNKED.keys())
+def test_conv_in_chunks_of_images_matches_pytorch(case, torch, monkeypatch):
+    """Values and gradients are those of the whole batch at once; the columns are built for 2, 2 and 1
+    images in the forward and again in the weight gradient."""
+    xs, ws, kw = case
+    x, w, b = _conv_inputs(xs, ws, True)
+    fn, tfn = (C.conv1d, torch.nn.functional.conv1d) if len(ws) == 3 else (C.conv2d, torch.nn.functional.conv2d)
+    calls = _chunks_of_two_images(monkeypatch, torch, tfn, x, w, kw)
+    _check_conv_against_torch(torch, fn, tfn, x, w, b, kw)
+    assert calls == [2, 2, 1] * 2
+
+
+def test_conv_in_chunks_of_images_double_backward_gradgradcheck(torch, monkeypatch):
+    xs, ws, kw = CHUNKED["groups stride dilation"]
+    x, w, b = _conv_inputs((3,) + xs[1:], ws, bias=True)
+    calls = _chunks_of_two_images(monkeypatch, torch, torch.nn.functional.conv2d, x, w, kw)
+    assert gradgradcheck(lambda x, w, b: C.conv2d(x, w, b, **kw), (_t(x), _t(w), _t(b)))
+    assert set(calls) == {2, 1}
+
+
 def test_conv_double_backward_matches_pytorch(torch):
     """create_graph through conv: the gradient of |dL/dx|^2 + |dL/dw|^2 with respect to x, w and b."""
     x, w, b = _conv_inputs((2, 4, 5, 6), (6, 2, 3, 2), True)
@@ -352,6 +391,22 @@ def test_conv_and_pools_on_each_device_agree_with_the_cpu(device):
 
     for ours, ref in zip(run(device), run("cpu")):
         np.testing.assert_allclose(ours, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_max_pool_nan_and_minus_inf_windows_on_each_device_agree_with_the_cpu(device):
+    """A GPU does not ask whether a NaN or an all -inf window is there (a sync): it takes the general path."""
+    x = np.array([[[[1.0, np.nan, 3.0, np.nan], [np.nan, 2.0, 0.0, 1.0],
+                    [-np.inf, -np.inf, 5.0, 5.0], [-np.inf, -np.inf, 5.0, 5.0]]]])
+
+    def run(dev, **kw):
+        X = tl.tensor(x, device=dev, requires_grad=True)
+        y, idx = C.max_pool2d(X, return_indices=True, **kw)
+        y.backward(tl.ones_like(y))
+        return [t.detach().cpu().numpy() for t in (y, idx, X.grad)]
+
+    for kw in [{"kernel_size": 2}, {"kernel_size": 3, "stride": 1, "padding": 1}, {"kernel_size": 2, "padding": 1}]:
+        for ours, ref in zip(run(device, **kw), run("cpu", **kw)):
+            np.testing.assert_array_equal(ours, ref)
 
 
 # ---------------------------------------------------------------- semantics by hand

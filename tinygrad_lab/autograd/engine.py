@@ -292,10 +292,7 @@ def _stealable(total, g, node, grads, sent) -> bool:
     if total is not g:
         return True
     arr = g._data
-    if arr.size < _STEAL_MIN or not node.fn.array_forward or arr.base is not None:
-        return False
-    flags = arr.flags
-    if not (flags.writeable and flags.c_contiguous):
+    if arr.size < _STEAL_MIN or not node.fn.array_forward or not g._device.backend.fresh(arr):
         return False
     for x in grads:  # identity, not ==: a Tensor's == is elementwise
         if x is g:

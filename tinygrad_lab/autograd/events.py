@@ -17,13 +17,18 @@ from typing import Any, Callable, NamedTuple
 class OpEvent(NamedTuple):
     """An op ran: `fn` (the Function class), its `args` (tensors and plain values),
     its `outputs` (a tuple of tensors), the graph `node` it recorded (None when no
-    gradient is needed) and the wall time `seconds` of the forward."""
+    gradient is needed) and the `seconds` its forward took, timed by its device's
+    `stopwatch` (on a GPU the work, with CUDA events; reading it waits for that work)."""
 
     fn: type
     args: tuple
     outputs: tuple
     node: Any
-    seconds: float
+    stopwatch: Any
+
+    @property
+    def seconds(self) -> float:
+        return self.stopwatch.seconds
 
 
 class _State(threading.local):

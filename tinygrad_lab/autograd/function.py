@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 import weakref
 
 from . import events
@@ -72,7 +71,7 @@ class Function:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         # 2. someone watches: time the op and publish it (it runs again below, muted)
         if events.subscribers and not events.state.muted:
-            return _apply_observed(cls, args)
+            return _apply_observed(cls, args, device)
         # 3. the ctx: a graph node if a gradient will be wanted, else the shared no-op ctx
         if wanted and cls.differentiable and _grad_state.enabled:
             ctx = Node(cls, device, args)
@@ -471,16 +470,17 @@ def _device_mismatch(fn: type, args: tuple) -> RuntimeError:
         f"e.g. t = t.to('{target}').")
 
 
-def _apply_observed(cls, args):
+def _apply_observed(cls, args, device):
     """apply with an OpEvent published: the path taken only while someone subscribes.
-    Ops run inside (by a user Function's forward, or by a subscriber) are not published."""
+    Ops run inside (by a user Function's forward, or by a subscriber) are not published.
+    The op is timed by its device's stopwatch: on a GPU, the work (CUDA events), not the launch."""
     events.state.muted = True
     try:
-        t0 = time.perf_counter()
+        watch = device.backend.stopwatch(device.index or 0)
         out = cls.apply(*args)
-        seconds = time.perf_counter() - t0
+        watch.stop()
         outs = out if type(out) is tuple else (out,)
-        events.publish(events.OpEvent(cls, args, outs, outs[0]._grad_fn, seconds))
+        events.publish(events.OpEvent(cls, args, outs, outs[0]._grad_fn, watch))
     finally:
         events.state.muted = False
     return out

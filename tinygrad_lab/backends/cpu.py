@@ -12,6 +12,7 @@ _ones: dict = {}  # (length, dtype) -> a read-only vector of ones, for sum
 _zeros: dict = {}  # dtype -> a read-only 0-d zero, for zero
 _BRANCHY = 4096  # elements: from here masked's branch-free select beats np.where
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # the unsigned integer of each float size
+_iinfo: dict = {}  # integer dtype -> np.iinfo, for scalar
 
 
 class CPUBackend(Backend):
@@ -105,6 +106,27 @@ class CPUBackend(Backend):
 
     def index_add(self, target, key, values) -> None:
         np.add.at(target, key, values)
+
+    def check_indices(self, idx, size, dim, index=0) -> None:
+        pass  # NumPy's indexing raises IndexError itself
+
+    def scalar(self, value, dtype):
+        # NumPy 2 keeps a tensor's dtype for a Python number, as PyTorch; only an int outside an integer
+        # dtype's range is refused (OverflowError), where PyTorch wraps it
+        if value.__class__ is int and dtype.kind in "iu":
+            info = _iinfo.get(dtype) or _iinfo.setdefault(dtype, np.iinfo(dtype))
+            if not info.min <= value <= info.max:
+                return np.array(value).astype(dtype)[()]
+        return value
+
+    def fresh(self, arr):
+        return arr.base is None and arr.flags.writeable and arr.flags.c_contiguous
+
+    def index_put(self, target, key, values) -> None:
+        target[key] = values  # NumPy: repeated positions keep the last value
+
+    def remainder(self, a, b):
+        return np.remainder(a, b)  # fmod-based, as PyTorch
 
     def matrix_transpose(self, arr, out=None):
         # Reading the columns of a matrix whose rows are a multiple of 1 KiB apart maps them all onto

@@ -19,6 +19,17 @@ def _time(key: str) -> Callable[[Record], str]:
     return lambda r: "" if r[key] is None else fmt_time(r[key])
 
 
+def _count(key: str) -> Callable[[Record], str]:
+    return lambda r: "" if r.get(key) is None else str(r[key])
+
+
+def _bytes(r: Record) -> str:
+    n = r.get("peak_bytes_per_step")
+    if n is None:
+        return ""
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
+
+
 def _targets(r: Record) -> str:
     verdict = {True: "met", False: "MISSED", None: "n/a"}
     return "; ".join(f"{t['goal']}: {verdict[t['met']]}" for t in r["targets"])
@@ -37,13 +48,16 @@ class Table:
             ("dtype", 7, lambda r: r["dtype"]),
             ("thr", 3, lambda r: str(r["threads"])),
             ("impl", max(map(len, impls), default=4), lambda r: r["impl"]),
-            ("device", 6, lambda r: r["device"]),
+            ("device", max(6, *map(len, devices)), lambda r: r["device"]),
             ("median", 9, _time("median_s")),
             ("min", 9, _time("min_s")),
             ("max", 9, _time("max_s")),
             ("×floor", 7, lambda r: "" if r["ratio_to_floor"] is None else f"{r['ratio_to_floor']:.2f}×"),
             ("target", 0, _targets),
         ]
+        if any(d != "cpu" for d in devices):  # what one step does on the device, where it is counted
+            self.columns[-1:-1] = [("launches", 8, _count("launches_per_step")), ("syncs", 5, _count("syncs_per_step")),
+                                   ("uploads", 7, _count("uploads_per_step")), ("peak mem", 8, _bytes)]
         if workload.variants != ("",):
             self.columns.insert(0, ("variant", max(map(len, workload.variants)), lambda r: r["variant"]))
         self.widths = [max(width, len(name)) for name, width, _ in self.columns]

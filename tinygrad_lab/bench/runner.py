@@ -13,7 +13,7 @@ import contextlib
 import gc
 import os
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -58,6 +58,7 @@ class Prepared:
     step: Step | None = None
     status: str = "ok"
     reason: str | None = None
+    per_step: dict[str, int] = field(default_factory=dict)  # device work of one step (`device_work`)
 
     @property
     def key(self) -> str:
@@ -130,6 +131,8 @@ def prepare(case: Case, devices: Sequence[str]) -> list[Prepared]:
                 problem = compare(to_host(out), reference, rtol)
                 if problem is None and w.verify is not None:
                     problem = w.verify(p.runtime, out, host, case.variant)
+                if problem is None and p.runtime.backend is not None:
+                    p.per_step = device_work(p)
             except Exception as exc:  # a missing or broken op: reported, the others still run
                 p.status, p.reason, p.step = "error", f"{type(exc).__name__}: {exc}", None
                 continue
@@ -139,6 +142,26 @@ def prepare(case: Case, devices: Sequence[str]) -> list[Prepared]:
         raise CrossCheckError(f"{case.describe()}: implementations disagree with explicit NumPy, "
                               "so nothing was timed:\n" + "\n".join(mismatches))
     return prepared
+
+
+def device_work(p: Prepared) -> dict[str, int]:
+    """What one more run of a prepared step does on its device: kernel launches, device->host syncs and
+    host->device uploads (where the backend counts them: the stand-in device does, CuPy cannot), and the
+    peak of device memory above what was held before (where the backend notes peaks)."""
+    backend, index = p.runtime.backend, p.runtime.index
+    before = backend.counters()
+    peaks = hasattr(backend, "reset_peak_memory_stats")
+    if peaks:
+        backend.reset_peak_memory_stats(index)
+        held = backend.memory_allocated(index)
+    with p.around():
+        p.step()
+    work = {} if before is None else {k: v - before[k] for k, v in backend.counters().items()}
+    p.runtime.sync()
+    if peaks:
+        work["peak_bytes"] = backend.max_memory_allocated(index) - held
+        backend.track_peak_memory(False)  # the note costs Python work on every allocation: not while timing
+    return work
 
 
 def time_case(case: Case, prepared: Sequence[Prepared], threads: int, timer: Timer) -> list[dict[str, Any]]:
@@ -181,6 +204,7 @@ def time_case(case: Case, prepared: Sequence[Prepared], threads: int, timer: Tim
             "blas_threads": observed_blas,
             "torch_threads": torch_threads if p.runtime is not None and p.runtime.name == TORCH else None,
             "foreign_cpu": foreign if t else None,
+            **{f"{k}_per_step": p.per_step.get(k) for k in ("launches", "syncs", "uploads", "peak_bytes")},
         })
     return records
 

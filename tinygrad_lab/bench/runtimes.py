@@ -27,10 +27,14 @@ class Runtime:
 
     upload(host array) -> the library's object on the device; download(object) -> NumPy array;
     sync: waits for the device's queued work (None on the CPU); threads(n): a context pinning the
-    library's own thread pool (BLAS pools are pinned for everyone by `pinned_threads`).
+    library's own thread pool (BLAS pools are pinned for everyone by `pinned_threads`);
+    backend: the tinygrad_lab backend whose device work (launches, syncs, memory) can be measured,
+    or None.
     """
 
     kind: str  # "array" or "tensor"
+    backend: Any = None
+    index: int = 0
 
     def __init__(self, name: str, device: str, upload: Callable[[np.ndarray], Any],
                  download: Callable[[Any], np.ndarray], sync: Callable[[], Any] | None = None) -> None:
@@ -135,7 +139,10 @@ def _tinygrad(device: str) -> Runtime:
     except RuntimeError as exc:  # e.g. "CUDA is not available: CuPy is not installed ..."
         raise Unavailable(str(exc)) from None
     sync = None if dev.type == "cpu" else functools.partial(dev.backend.synchronize, dev.index or 0)
-    return TensorRuntime(TINYGRAD, device, tl, sync)
+    rt = TensorRuntime(TINYGRAD, device, tl, sync)
+    if dev.type != "cpu":
+        rt.backend, rt.index = dev.backend, dev.index or 0
+    return rt
 
 
 def _torch(device: str) -> Runtime:

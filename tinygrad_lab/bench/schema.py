@@ -52,6 +52,10 @@ RECORD: dict[str, Any] = {
         "blas_threads": _INT,
         "torch_threads": _INT,
         "foreign_cpu": _NUM,
+        "launches_per_step": {**_INT, "description": "kernel launches of one step (where the device counts them)"},
+        "syncs_per_step": {**_INT, "description": "device->host reads of one step (where the device counts them)"},
+        "uploads_per_step": {**_INT, "description": "host->device copies of one step (where the device counts them)"},
+        "peak_bytes_per_step": {**_INT, "description": "device memory peak of one step above what was held before"},
     },
 }
 

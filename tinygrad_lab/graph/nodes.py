@@ -13,6 +13,8 @@ import math
 import weakref
 from typing import NamedTuple, Protocol
 
+import numpy as np
+
 from ..autograd.function import _FREED, _SavedOutput
 from ..autograd.tensor_base import TensorBase
 
@@ -43,16 +45,17 @@ def dtype_name(dtype) -> str:
 
 
 def summarize(arr) -> TensorSummary:
-    """Summarise a backend array (NumPy or CuPy): four reductions and a short preview."""
+    """Summarise a backend array (NumPy or CuPy): four reductions and a short preview, read back as one
+    small array (on a GPU every read is a sync; np.stack and np.concatenate dispatch to CuPy's)."""
     shape, dtype, n = arr.shape, dtype_name(arr.dtype), arr.size
     if n == 0:
         return TensorSummary(shape, dtype, 0, None, None, None, None, ())
     flat = arr.reshape(-1)
     if flat.dtype.kind != "f":
         flat = flat.astype("float64")
-    total, sq = float(flat.sum()), float(flat.dot(flat))
-    return TensorSummary(shape, dtype, n, float(flat.min()), float(flat.max()), total / n,
-                         math.sqrt(sq) if sq >= 0 else math.nan, tuple(flat[:PREVIEW].tolist()))
+    stats = np.stack([flat.min(), flat.max(), flat.sum(), flat.dot(flat)])
+    lo, hi, total, sq, *preview = np.concatenate([stats, flat[:PREVIEW]]).tolist()
+    return TensorSummary(shape, dtype, n, lo, hi, total / n, math.sqrt(sq) if sq >= 0 else math.nan, tuple(preview))
 
 
 class SavedTensor(NamedTuple):

@@ -210,7 +210,7 @@ class _Writer:
     def _group(self, group: fusion.Group, k: int) -> tuple:
         """One fused kernel: a generated CUDA kernel on a CuPy device, else ufuncs into buffers."""
         root = group.root.outputs[0]
-        kernel = fusion.cuda_kernel(group, f"tinygrad_lab_fused_{k}") if root.device.type == "cuda" else None
+        kernel = fusion.cuda_kernel(group, f"tinygrad_lab_fused_{k}")
         if kernel is not None:
             name = self.bind(kernel, f"_kernel{k}")
             self.body.append(f"# fused kernel {k}: {group.names()} (one CUDA kernel)")

@@ -8,10 +8,10 @@ the whole program is known, the chain can run as one unit:
   when the trace is compiled, and reused on every call (`np.multiply(a, b, out=buf)`); an
   intermediate's buffer is recycled as soon as its last reader has run, so the chain above
   needs a single buffer;
-- on a GPU (CuPy), as one `cupy.ElementwiseKernel` generated from the chain: one launch, and
-  each element is read once and written once. (Untested in CI, which has no GPU; when the
-  kernel cannot be built or compiled, a warning says why and the group falls back to the
-  ufunc form, which CuPy runs too.)
+- on a GPU (CuPy), as one `cupy.ElementwiseKernel` generated from the chain (built by the device's
+  backend): one launch, and each element is read once and written once. In CI the stand-in
+  device's CuPy runs the generated C; when the kernel cannot be built or compiled, a warning says
+  why and the group falls back to the ufunc form, which CuPy runs too.
 
 A group is a tree of fusible steps whose intermediate values nothing outside the group reads:
 going backwards through the trace, a fusible step joins the group of its consumers when all of
@@ -25,7 +25,9 @@ outside can keep a reference to memory that the next call overwrites.
 The fused forms compute the same formulas as the ops' forwards with the same ufuncs, so on the
 CPU they agree with the unfused replay bit for bit (except Pow with an exponent that NumPy's `**`
 operator special-cases, such as `x ** 0.5`, computed as a square root where `np.power` computes
-a power: a rounding apart); on the GPU to rounding, since its math library differs.
+a power: a rounding apart). On a GPU the generated kernel evaluates the same formulas with CUDA's
+math library, as CuPy's eager kernels do, and is compiled without contracting a*b+c into a fused
+multiply-add (--fmad=false, in the CUDA backend), so each product and sum rounds as it does eagerly.
 """
 from __future__ import annotations
 
@@ -92,6 +94,7 @@ NEW_ARRAY_OPS = frozenset(KERNELS) | {
     act.LogSoftmax, act.NllLoss, conv.Conv, conv.MaxPool, conv.AvgPool, ew.Cast, ew.Where}
 
 _C_TYPES = {"float32": "float", "float64": "double"}
+_NUMBERS = (int, float, np.number, np.bool_)  # Python numbers, and the NumPy scalars a GPU backend makes of them
 
 
 def sigmoid_into(xp, x, out):
@@ -121,7 +124,7 @@ def fusible(step: Step) -> bool:
         if isinstance(a, Value):
             if a.dtype != out.dtype:
                 return False
-        elif type(a) not in (int, float, bool):
+        elif not isinstance(a, _NUMBERS):
             return False
     return True
 
@@ -242,19 +245,18 @@ def cuda_source(group: Group) -> tuple[str, str, str] | None:
 
 
 def cuda_kernel(group: Group, name: str) -> Callable | None:
-    """The compiled CuPy kernel of the group, or None (no CuPy, `cuda_source` declines, or the
-    kernel does not compile: a warning says why, and the group runs as CuPy ufuncs instead)."""
+    """The compiled kernel of the group from its device's backend, or None (a backend without kernels,
+    as NumPy's; `cuda_source` declines; or the kernel does not compile: a warning says why, and the
+    group runs as ufuncs instead)."""
     source = cuda_source(group)
     if source is None:
         return None
+    device = group.root.outputs[0].device
+    backend, index = device.backend, device.index or 0
     try:
-        import cupy
-    except ImportError:
-        return None
-    try:
-        with cupy.cuda.Device(group.root.outputs[0].device.index or 0):
-            kernel = cupy.ElementwiseKernel(*source, name=name)
-            kernel(*(cupy.zeros(1, v.dtype) for v in group.inputs))  # compile now, not at the first call
+        kernel = backend.elementwise_kernel(*source, name, index)
+        if kernel is not None:  # compile now, not at the first call
+            kernel(*(backend.asarray(np.zeros(1, v.dtype), index=index) for v in group.inputs))
     except Exception as e:  # noqa: BLE001  (any CuPy or NVRTC failure)
         warnings.warn(f"jit: the fused CUDA kernel for {group.names()} did not compile ({e}); "
                       f"it runs as CuPy ufuncs instead", RuntimeWarning, stacklevel=2)

@@ -335,8 +335,10 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     if p == 1.0:
         mask = xp.zeros(input._data.shape, dtype=dt)
     else:
-        keep = _random.generator(dev).random(input._data.shape) >= p
-        mask = (keep * (1.0 / (1.0 - p))).astype(dt, copy=False)
+        # float32 draws: half the memory and time of float64 on a GPU; the mask is cast once, scaled in place
+        keep = _random.generator(dev).random(input._data.shape, dtype=np.float32) >= p
+        mask = keep.astype(dt)
+        mask *= 1.0 / (1.0 - p)
     mask_t = make(mask, dev)
     if inplace:
         return ip.inplace(input, "dropout_", ew.mul, mask_t)
@@ -387,8 +389,10 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx += n
     idx = input._data
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        raise IndexError("index out of range in self")
+    if idx.size:  # read at once on the CPU, at the next sync on a GPU (no stall per lookup)
+        dev = input._device
+        dev.backend.raise_if((idx.min() < 0) | (idx.max() >= n), lambda: IndexError("index out of range in self"),
+                             dev.index or 0)
     if max_norm is not None:
         _embedding_renorm_(weight, idx, float(max_norm), float(norm_type))
     out = ix.getitem(weight, input)
@@ -708,11 +712,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
     if target._data.dtype != input._data.dtype:
         raise RuntimeError(f"Found dtype {act.type_name(target)} but expected {act.type_name(input)}")
-    d, t = input._data, target._data
-    if not bool(((d >= 0) & (d <= 1)).all()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    if not bool(((t >= 0) & (t <= 1)).all()):
-        raise RuntimeError("all elements of target should be between 0 and 1")
+    d, t, dev = input._data, target._data, input._device
+    for x, name in ((d, "input"), (t, "target")):  # read at once on the CPU, at the next sync on a GPU
+        dev.backend.raise_if(~((x >= 0) & (x <= 1)).all(),
+                             lambda name=name: RuntimeError(f"all elements of {name} should be between 0 and 1"),
+                             dev.index or 0)
     loss = act.BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = ew.mul(loss, weight)

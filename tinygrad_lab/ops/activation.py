@@ -26,6 +26,7 @@ from . import elementwise as ew
 from . import linalg as la
 from . import movement as mv
 from . import reduce as rd
+from .indexing import open_grid
 from .op import Op, constant
 from .shapes import normalize_dim
 
@@ -184,19 +185,8 @@ class NllLoss(Op):
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, reduction):
         xp = ctx.xp
-        d, t = x._data, target._data
-        n_classes = d.shape[1]
-        unsigned = f"u{t.dtype.itemsize}"  # as unsigned, a negative target (and ignore_index -100) is huge
-        valid = None
-        # the common case costs one pass (the largest target): no target can be ignored and none is out of range
-        if t.size and (0 <= ignore_index < n_classes or t.view(unsigned).max() >= n_classes):
-            ignored = t == ignore_index
-            if ignored.any():
-                valid = ~ignored
-                t = xp.where(ignored, 0, t)
-            if (t.view(unsigned) >= n_classes).any():
-                bad = t[(t < 0) | (t >= n_classes)].ravel()[0]
-                raise IndexError(f"Target {int(bad)} is out of bounds.")
+        d = x._data
+        t, valid = _class_targets(ctx, target._data, ignore_index, d.shape[1])
         if d.ndim == 2:
             picked = d[xp.arange(d.shape[0]), t]
         else:
@@ -218,27 +208,40 @@ class NllLoss(Op):
 
     @staticmethod
     def backward(ctx, g):
-        xp = ctx.xp
-        shape = ctx.input_shapes[0]
-        t, w = ctx.t, ctx.w
-        dtype = g._data.dtype
+        xp, t, w = ctx.xp, ctx.t, ctx.w
         mean = ctx.reduction == "mean"
-        if mean and not ctx.total:
-            vals = 0.0  # every target ignored: PyTorch's gradient is 0
-        elif w is None:
-            vals = -1.0 / ctx.total if mean else -1.0  # one value for every target: a scalar, spread by the assignment
-        else:
-            vals = -w / ctx.total if mean else -w
-        coef = xp.zeros(shape, dtype=dtype)
-        if len(shape) == 2:
-            coef[xp.arange(shape[0]), t] = vals
-        else:
-            if isinstance(vals, float):
-                vals = xp.full(t.shape, vals, dtype=dtype)
-            xp.put_along_axis(coef, xp.expand_dims(t, 1), xp.expand_dims(vals.astype(dtype, copy=False), 1), axis=1)
+        if w is not None:  # each target's weight, 0 where ignored (all of them: a total of 0, divided by 1)
+            vals = -w / xp.where(ctx.total == 0, 1, ctx.total) if mean else -w
+        else:  # one value for every target: a scalar, spread by the assignment
+            vals = (-1.0 / ctx.total if ctx.total else 0.0) if mean else -1.0
+        coef = xp.zeros(ctx.input_shapes[0], dtype=g._data.dtype)
+        key = open_grid(xp, t.shape)
+        key.insert(1, t)  # at each position (n, d1, ...), the target's class
+        coef[tuple(key)] = vals
         if ctx.reduction == "none":
             g = mv.unsqueeze(g, 1)
         return ew.mul(g, constant(ctx, coef)), None, None, None, None
+
+
+def _class_targets(ctx, t, ignore_index: int, n_classes: int):
+    """(targets, valid): the targets with the ignored ones (== ignore_index) set to 0, and the mask of the
+    others (None when none is ignored); a target out of range is PyTorch's IndexError (raise_if: on a GPU
+    at its next sync). The common case costs the CPU one pass, the largest target (none can be ignored,
+    none is out of range); a GPU does not ask (reading the answer would stall it) and masks."""
+    backend, xp = ctx.device.backend, ctx.xp
+    unsigned = f"u{t.dtype.itemsize}"  # as unsigned, a negative target (and ignore_index -100) is huge
+    if not t.size or not (0 <= ignore_index < n_classes
+                          or backend.may_be_true(lambda: t.view(unsigned).max() >= n_classes)):
+        return t, None
+    valid = t != ignore_index
+    if backend.may_be_true(lambda: ~valid.all()):
+        t = xp.where(valid, t, 0)
+    else:
+        valid = None
+    backend.raise_if((t.view(unsigned) >= n_classes).any(),
+                     lambda: IndexError(f"Target {int(t[(t < 0) | (t >= n_classes)].ravel()[0])} is out of bounds."),
+                     ctx.device.index or 0)
+    return t, valid
 
 
 # ---------------------------------------------------------------- pointwise activations

@@ -23,13 +23,17 @@ Everything is written against the backend's array module (`ctx.xp`, NumPy or CuP
 basic slicing, matmul and elementwise ops, plus two backend helpers: `matrix_transpose`
 (the layout changes) and `index_add` (max pooling's gradient where windows overlap).
 Temporaries (columns, padded copies) live in a per-thread workspace reused between calls;
-nothing from it is ever returned or saved for backward.
+nothing from it is ever returned or saved for backward. The columns are kh*kw times the
+input: a batch whose columns would exceed the workspace's cap (_WORKSPACE_MAX) is convolved
+a chunk of images at a time (_batches), so a convolution's memory does not grow with its batch.
 """
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import threading
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -97,9 +101,7 @@ class ConvInputGrad(Op):
         if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
             ctx.geo = geo
             ctx.save_for_backward(g, w)
-        if gq is None:
-            gq = _grad_rows(ctx.device, g._data, geo)
-        return _conv_input_grad(ctx.device, gq, w._data, geo)
+        return _conv_input_grad(ctx.device, g._data, gq, w._data, geo)
 
     @staticmethod
     def backward(ctx, gg):
@@ -119,9 +121,7 @@ class ConvWeightGrad(Op):
         if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
             ctx.geo = geo
             ctx.save_for_backward(x, g)
-        if gq is None:
-            gq = _grad_rows(ctx.device, g._data, geo)
-        return _conv_weight_grad(ctx.device, x._data, gq, geo)
+        return _conv_weight_grad(ctx.device, x._data, g._data, gq, geo)
 
     @staticmethod
     def backward(ctx, gg):
@@ -171,20 +171,20 @@ class MaxPool(Op):
             for k in range(1, K - 1):
                 before &= win[k] != best
                 idx += before
-            if bool(xp.isnan(best).any()):  # NaN wins; with several NaNs the last one, as PyTorch
+            if ctx.device.backend.may_be_true(lambda: xp.isnan(best).any()):  # NaN wins; the last one, as PyTorch
+                nan = xp.isnan(win)
                 for k in range(K):
-                    xp.copyto(idx, k, where=xp.isnan(win[k]))
+                    xp.copyto(idx, k, where=nan[k])
         y = best.reshape(geo.y_shape)
         need_grad = ctx.needs_input_grad[0]
         if not (need_grad or want_indices):
             return y
-        gidx = _argmax_index(xp, geo, idx, best)
+        gidx = _argmax_index(ctx.device, geo, idx, best)
         if need_grad:
             ctx.geo, ctx.gidx = geo, gidx
         if not want_indices:
             return y
-        plane = (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(geo.P, 1, 1)
-        flat = (gidx - plane).reshape(geo.y_shape)
+        flat = (gidx - _window_tables(ctx.device, geo).planes).reshape(geo.y_shape)
         ctx.mark_non_differentiable(flat)
         return y, flat
 
@@ -251,23 +251,51 @@ def _max_pool(op, spatial, input, kernel_size, stride, padding, dilation, ceil_m
     return MaxPool.apply(input, geo, False)
 
 
-def _argmax_index(xp, geo, idx, best):
+def _argmax_index(dev, geo, idx, best):
     """Each window's argmax as a position in the flattened input (P * H * W), int64, from its
     offset k in the window. A window whose max is -inf and that reaches into padding points at its
     first input element, as PyTorch does."""
-    H, W = geo.H, geo.W
-    rows = xp.arange(geo.OH, dtype="int64") * geo.sh - geo.ph
-    cols = xp.arange(geo.OW, dtype="int64") * geo.sw - geo.pw
-    if geo.padded and bool((best == -float("inf")).any()):
+    xp, t = dev.backend.xp, _window_tables(dev, geo)
+    if geo.padded and dev.backend.may_be_true(lambda: (best == -float("inf")).any()):
         k = idx.astype("int64")
-        h = xp.clip(rows.reshape(-1, 1) + (k // geo.kw) * geo.dh, 0, H - 1)
-        w = xp.clip(cols + (k % geo.kw) * geo.dw, 0, W - 1)
-        within = h * W + w
-    else:  # a table of the K offsets, looked up by k
-        offsets = xp.asarray([i * geo.dh * W + j * geo.dw for i in range(geo.kh) for j in range(geo.kw)],
-                             dtype="int64")
-        within = (rows * W).reshape(-1, 1) + cols + offsets.take(idx)
-    return within + (xp.arange(geo.P, dtype="int64") * (H * W)).reshape(geo.P, 1, 1)
+        h = xp.clip(t.rows.reshape(-1, 1) + (k // geo.kw) * geo.dh, 0, geo.H - 1)
+        w = xp.clip(t.cols + (k % geo.kw) * geo.dw, 0, geo.W - 1)
+        within = h * geo.W + w
+    else:  # the position of each window's first element, plus the argmax's offset in the window
+        within = t.starts + t.offsets.take(idx)
+    return within + t.planes
+
+
+class _WindowTables(NamedTuple):
+    """A pooling geometry's index tables on one device (int64): each window's first row and column
+    (rows, cols), its first element's position in the plane (starts, (OH, OW)), the position of each
+    kernel offset k relative to it (offsets, (K,)) and each plane's first position (planes, (P, 1, 1))."""
+
+    rows: Any
+    cols: Any
+    starts: Any
+    offsets: Any
+    planes: Any
+
+
+_tables: dict = {}  # (device, geometry) -> _WindowTables: made once, not uploaded or recomputed per call
+
+
+def _window_tables(dev, geo) -> _WindowTables:
+    key = (dev._str, geo.P, geo.H, geo.W, geo.OH, geo.OW, geo.kh, geo.kw, geo.sh, geo.sw, geo.ph, geo.pw, geo.dh,
+           geo.dw)
+    t = _tables.get(key)
+    if t is None:
+        if len(_tables) >= 64:  # a few geometries recur (one per pooling layer and batch size)
+            _tables.clear()
+        xp = dev.backend.xp
+        rows = xp.arange(geo.OH, dtype="int64") * geo.sh - geo.ph
+        cols = xp.arange(geo.OW, dtype="int64") * geo.sw - geo.pw
+        offsets = dev.backend.asarray(np.array([i * geo.dh * geo.W + j * geo.dw for i in range(geo.kh)
+                                                for j in range(geo.kw)], dtype="int64"), index=dev.index or 0)
+        planes = (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(geo.P, 1, 1)
+        t = _tables[key] = _WindowTables(rows, cols, (rows * geo.W).reshape(-1, 1) + cols, offsets, planes)
+    return t
 
 
 # ---------------------------------------------------------------- average pooling
@@ -637,6 +665,13 @@ class _ConvGeom:
         self.M = self.OH * self.OW * self.N
         self.y_shape = (self.N, self.O, self.OW) if len(x_shape) == 3 else (self.N, self.O, self.OH, self.OW)
 
+    def batch(self, n: int) -> "_ConvGeom":
+        """This geometry for a batch of n images (a chunk of the batch)."""
+        geo = copy.copy(self)
+        geo.N, geo.M = n, self.OH * self.OW * n
+        geo.x_shape, geo.y_shape = (n,) + self.x_shape[1:], (n,) + self.y_shape[1:]
+        return geo
+
     def slabs(self, buf):
         """Per kernel offset (i, j): the view of buf (C, Hp, Wp, N) under that offset for every output
         position, shaped (C, OH, OW, N)."""
@@ -793,7 +828,18 @@ def _grouped_matmul(dev, slot, a, b, G: int):
 
 
 def _conv_forward(dev, x, w, b, geo):
-    """Convolution of arrays: a new (N, O, OH, OW) array."""
+    """Convolution of arrays: a new (N, O, OH, OW) array, a chunk of images at a time (_batches)."""
+    chunks = _batches(geo, x.dtype.itemsize)
+    if len(chunks) == 1:
+        return _conv_images(dev, x, w, b, geo)
+    y = dev.backend.xp.empty(geo.y_shape, x.dtype)
+    for n0, n1, part in chunks:
+        y[n0:n1] = _conv_images(dev, x[n0:n1], w, b, part)
+    return y
+
+
+def _conv_images(dev, x, w, b, geo):
+    """The convolution of a batch (or a chunk of one): im2col, then one matrix product per group."""
     cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)
     K = geo.kh * geo.kw
     out = _grouped_matmul(dev, "out", w.reshape(geo.O, geo.C // geo.G * K), cols.reshape(geo.C * K, geo.M), geo.G)
@@ -802,23 +848,54 @@ def _conv_forward(dev, x, w, b, geo):
     return dev.backend.matrix_transpose(out.reshape(geo.O * geo.OH * geo.OW, geo.N)).reshape(geo.y_shape)
 
 
-def _conv_input_grad(dev, gq, w, geo):
-    """The gradient of the input from the gradient rows gq (O, M): col2im(w^T @ gq)."""
+def _conv_input_grad(dev, g, gq, w, geo):
+    """The gradient of the input from the output gradient g (its rows gq, when the caller has them):
+    col2im(w^T @ gq), a chunk of images at a time."""
+    chunks = _batches(geo, g.dtype.itemsize)
+    if len(chunks) == 1:
+        return _input_grad_images(dev, _grad_rows(dev, g, geo) if gq is None else gq, w, geo)
+    gx = dev.backend.xp.empty(geo.x_shape, g.dtype)
+    for n0, n1, part in chunks:
+        gx[n0:n1] = _input_grad_images(dev, _grad_rows(dev, g[n0:n1], part), w, part)
+    return gx
+
+
+def _input_grad_images(dev, gq, w, geo):
     K = geo.kh * geo.kw
     Cg, Og = geo.C // geo.G, geo.O // geo.G
     wt = w.reshape(geo.G, Og, Cg * K).transpose(0, 2, 1).reshape(geo.C * K, Og)  # per group w^T, stacked
-    cols = _grouped_matmul(dev, "gcols", dev.backend.xp.ascontiguousarray(wt), gq, geo.G)  # (C*K, M)
+    cols = _grouped_matmul(dev, "cols", dev.backend.xp.ascontiguousarray(wt), gq, geo.G)  # (C*K, M), im2col's buffer
     return _col2im(dev, cols.reshape(geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N), geo)
 
 
-def _conv_weight_grad(dev, x, gq, geo):
-    """The gradient of the weight: gq (O, M) @ cols(x)^T (M, C/groups * K), per group; computed as
-    (cols @ gq^T)^T, which BLAS runs faster for these shapes."""
-    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)  # recomputed, not kept from the forward (as PyTorch: it is kh*kw times x)
+def _conv_weight_grad(dev, x, g, gq, geo):
+    """The gradient of the weight from the output gradient g (its rows gq, when the caller has them):
+    gq @ cols(x)^T per group, summed over chunks of images."""
+    chunks = _batches(geo, x.dtype.itemsize)
+    if len(chunks) == 1:
+        return _weight_grad_images(dev, x, _grad_rows(dev, g, geo) if gq is None else gq, geo)
+    return sum(_weight_grad_images(dev, x[n0:n1], _grad_rows(dev, g[n0:n1], part), part) for n0, n1, part in chunks)
+
+
+def _weight_grad_images(dev, x, gq, geo):
+    """gq (O, M) @ cols(x)^T (M, C/groups * K), per group; computed as (cols @ gq^T)^T, which BLAS runs
+    faster for these shapes. The columns are recomputed, not kept from the forward (as PyTorch: they
+    are kh*kw times x)."""
+    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)
     G = geo.G
     cm = cols.reshape(G, geo.C // G * geo.kh * geo.kw, geo.M)
     gwt = cm @ gq.reshape(G, geo.O // G, geo.M).transpose(0, 2, 1)  # (G, Cg*K, Og)
     return gwt.transpose(0, 2, 1).reshape(geo.w_shape)
+
+
+def _batches(geo, itemsize: int) -> list:
+    """(n0, n1, geometry of images n0:n1): the batch in chunks whose columns (C * kh * kw values per output
+    position) fit the workspace's cap (one image at least), so that a convolution's memory does not grow
+    with its batch. Usually one chunk, the whole batch."""
+    step = max(1, _WORKSPACE_MAX // max(1, geo.C * geo.kh * geo.kw * geo.OH * geo.OW * itemsize))
+    if step >= geo.N:
+        return [(0, geo.N, geo)]
+    return [(n0, min(n0 + step, geo.N), geo.batch(min(n0 + step, geo.N) - n0)) for n0 in range(0, geo.N, step)]
 
 
 # ---------------------------------------------------------------- workspace

@@ -179,12 +179,13 @@ def div(a, b, rounding_mode=None):
 
 
 class Remainder(Op):
-    """a - floor(a / b) * b, with the sign of b (Python's %)."""
+    """a - floor(a / b) * b, with the sign of b (Python's %); for floats computed from fmod, as PyTorch
+    (backend.remainder: CuPy's own float % rounds differently)."""
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return ctx.xp.remainder(_arr(a), _arr(b))
+        return ctx.device.backend.remainder(_arr(a), _arr(b))
 
     @staticmethod
     def backward(ctx, g):
@@ -526,11 +527,12 @@ class Clone(Op):
 
 # ---------------------------------------------------------------- what the ops share
 
-_PLAIN_TYPES = frozenset(SCALARS + (type(None),))
+# Python numbers, and the NumPy scalars a GPU backend passes numbers as (Backend.scalar)
+_PLAIN_TYPES = frozenset(SCALARS + (type(None),) + tuple(np.dtype(t).type for t in "?BbhiqefdHIQ"))
 
 
 def _arr(x):
-    """The array of a tensor operand; a Python number (or an absent bound, None) stays as it is."""
+    """The array of a tensor operand; a number (or an absent bound, None) stays as it is."""
     return x if x.__class__ in _PLAIN_TYPES else x._data
 
 

@@ -76,8 +76,8 @@ class IndexPut(Op):
     def forward(ctx, x, value, key):
         ctx.key = key
         out = x._data.copy()
-        try:
-            out[key] = value._data if isinstance(value, TensorBase) else value
+        try:  # repeated positions keep the last value on every backend (CuPy's own choice is undefined)
+            ctx.device.backend.index_put(out, key, value._data if isinstance(value, TensorBase) else value)
         except IndexError as e:
             raise _index_error(x, key, e) from None
         except ValueError:
@@ -117,10 +117,8 @@ class Gather(Op):
     @staticmethod
     def backward(ctx, g):
         (index,) = ctx.saved_tensors
-        xp = ctx.xp
-        idx = index._data
-        full = list(xp.indices(idx.shape, sparse=True))
-        full[ctx.dim] = idx
+        full = open_grid(ctx.xp, index._data.shape)
+        full[ctx.dim] = index._data
         return IndexAddInto.apply(g, ctx.input_shapes[0], tuple(full), False), None, None
 
 
@@ -136,13 +134,23 @@ def gather(x, dim: int, index):
         if k != d and i > n:
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index._data.shape)} to be "
                                f"smaller than self {list(x._data.shape)} apart from dimension {d}")
-    n = x._data.shape[d]
-    if index._data.size:
-        lo, hi = int(index._data.min()), int(index._data.max())
-        if lo < 0 or hi >= n:
-            raise RuntimeError(f"gather(): index {lo if lo < 0 else hi} is out of bounds for dimension {d} with "
-                               f"size {n}")
+    n, idx, dev = x._data.shape[d], index._data, index._device
+    if idx.size:  # read at once on the CPU, at the next sync on a GPU
+        dev.backend.raise_if((idx.min() < 0) | (idx.max() >= n), lambda: _gather_error(idx, d, n), dev.index or 0)
     return Gather.apply(x, d, index)
+
+
+def _gather_error(idx, d: int, n: int) -> RuntimeError:
+    lo, hi = int(idx.min()), int(idx.max())
+    return RuntimeError(f"gather(): index {lo if lo < 0 else hi} is out of bounds for dimension {d} with size {n}")
+
+
+def open_grid(xp, shape: tuple) -> list:
+    """Per dim of `shape`, the indices 0..n-1 shaped to broadcast along that dim (NumPy's indices(shape,
+    sparse=True), which CuPy lacks). With one entry replaced by an index array, the key that picks
+    along that dim (gather's gradient, nll_loss's)."""
+    nd = len(shape)
+    return [xp.arange(n).reshape((1,) * k + (n,) + (1,) * (nd - k - 1)) for k, n in enumerate(shape)]
 
 
 # ---------------------------------------------------------------- index keys
@@ -157,7 +165,24 @@ def to_key(x, key):
         key = tuple(key)  # PyTorch (like old NumPy) reads x[[[0, 1], [2, 3]]] as x[[0, 1], [2, 3]]
     parts = tuple(_key_part(x, k) for k in (key if isinstance(key, tuple) else (key,)))
     basic = all(isinstance(k, _BASIC) for k in parts)
+    if not basic:
+        _check_bounds(x, parts)
     return parts, basic
+
+
+def _check_bounds(x, parts: tuple) -> None:
+    """Each integer index array within the dim it indexes (backend.check_indices: NumPy raises by itself,
+    CuPy would wrap an index around and read the wrong element)."""
+    shape, dev = x._data.shape, x._device
+    widths = [0 if k is None or k is Ellipsis else k.ndim if getattr(k, "dtype", None) == np.bool_ else 1
+              for k in parts]
+    dim = 0
+    for k, width in zip(parts, widths):
+        if k is Ellipsis:
+            dim += len(shape) - sum(widths)
+        elif width == 1 and not isinstance(k, _BASIC) and dim < len(shape):
+            dev.backend.check_indices(k, shape[dim], dim, dev.index or 0)
+        dim += width
 
 
 def _key_part(x, k):
@@ -189,7 +214,8 @@ def _key_part(x, k):
 
 
 def _index_error(x, key, err):
-    return IndexError(f"{err} (indexing a tensor of shape {list(x._data.shape)})")
+    """NumPy's IndexError in PyTorch's words (a dimension, not an axis), with the tensor's shape."""
+    return IndexError(f"{str(err).replace(' axis ', ' dimension ')} (indexing a tensor of shape {list(x._data.shape)})")
 
 
 def _split_ints(key: tuple):

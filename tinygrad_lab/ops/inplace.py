@@ -7,10 +7,11 @@ result is written into the tensor's memory, and the tensor takes the new graph
 node: consumers recorded earlier keep pointing at the old node, and any saved
 copy of the old value is caught by the version check at backward time.
 
-Deviation from PyTorch: an expanded (broadcast) tensor is a read-only NumPy
-view, so every in-place write to it is refused with PyTorch's "clone() first"
-advice; PyTorch also refuses most of them, but allows order-independent ones
-such as fill_ and zero_.
+Deviation from PyTorch: every in-place write into an expanded (broadcast) tensor,
+whose elements share memory, is refused with PyTorch's "clone() first" advice, on
+every device (NumPy's broadcast views are read-only, CuPy's are not: the check is
+ours); PyTorch also refuses most of them, but allows order-independent ones such
+as fill_ and zero_.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tensor_base import TensorBase, make, tensor_types
 from .elementwise import Clone, mul
 
+_SHARED_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                 "location (in {op}). Please clone() the tensor before performing the operation.")
 _LEAF_ERROR = ("a leaf Variable that requires grad is being used in an in-place operation ({op}). "
                "Wrap it in `with tinygrad_lab.no_grad():` (e.g. for optimizer updates) or use an out-of-place op.")
 
@@ -30,16 +33,26 @@ def _check_dtype(x, result_dtype, op: str) -> None:
         raise RuntimeError(f"result type {rd.name} can't be cast to the desired output type {xd.name} (in {op})")
 
 
+def _refuse_shared_elements(arr, op: str) -> None:
+    """PyTorch's error for a write into an array whose elements share memory: a stride of 0 over a dim of
+    2 or more (an expanded tensor). NumPy refuses such writes itself (its views are read-only), CuPy does not."""
+    if 0 in arr.strides and any(st == 0 and n > 1 for n, st in zip(arr.shape, arr.strides)):
+        raise RuntimeError(_SHARED_ERROR.format(op=op))
+
+
 def _write(x, arr, op: str) -> None:
+    _refuse_shared_elements(x._data, op)
     try:
         x._data[...] = arr
     except ValueError as e:
-        if "read-only" in str(e):
-            raise RuntimeError(f"unsupported operation: more than one element of the written-to tensor refers to a "
-                               f"single memory location (in {op}). Please clone() the tensor before performing "
-                               f"the operation.") from None
-        raise RuntimeError(f"output with shape {list(x._data.shape)} doesn't match the broadcast shape "
-                           f"{list(getattr(arr, 'shape', ()))} (in {op})") from None
+        _raise_write_error(e, x._data, arr, op)
+
+
+def _raise_write_error(e: ValueError, out, arr, op: str):
+    if "read-only" in str(e):  # a NumPy array made read-only (from_numpy of one)
+        raise RuntimeError(f"the tensor's memory is read-only (in {op}); clone() it first") from None
+    raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
+                       f"{list(getattr(arr, 'shape', ()))} (in {op})") from None
 
 
 def inplace(x, op: str, fn, *args):
@@ -101,12 +114,11 @@ def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
         _check_dtype(x, dtypes.get_default_dtype().np, op)
     if alpha != 1:
         other_arr = other_arr * alpha
+    if 0 in xd.strides:  # (the test inline: an optimizer step runs a dozen of these)
+        _refuse_shared_elements(xd, op)
     try:
         getattr(x._device.backend.xp, ufunc)(xd, other_arr, out=xd, casting="unsafe")
     except ValueError as e:
-        if "read-only" in str(e):
-            _write(x, xd, op)  # raises the PyTorch message
-        raise RuntimeError(f"output with shape {list(xd.shape)} doesn't match the broadcast shape "
-                           f"{list(getattr(other_arr, 'shape', ()))} (in {op})") from None
+        _raise_write_error(e, xd, other_arr, op)
     x._bump_version()
     return x

@@ -3,7 +3,9 @@
 Binary ops broadcast like NumPy, accept Python scalars on either side and promote dtypes like
 PyTorch (`dtypes.result_type`): a tensor operand outranks a 0-d tensor, which outranks a Python
 number, unless the lower rank is of a higher category (bool < integer < float). `Cast` is the op
-promotion applies (differentiable between float dtypes).
+promotion applies (differentiable between float dtypes). A Python number then meets the tensor as
+its backend's `scalar` of the tensor's dtype (an int wrapped into it, as PyTorch wraps uint8 + 300),
+so that no array library widens the result by the number's value (CuPy 13 does).
 """
 from __future__ import annotations
 
@@ -86,6 +88,10 @@ def promote(*operands, op: str = "op", min_category: int = dtypes.BOOL):
 def apply_binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
     """Run binary Function `fn` on (a, b) after promotion, with PyTorch's broadcast error."""
     a, b = promote(as_operand(a, op), as_operand(b, op), op=op, min_category=min_category)
+    if a.__class__ in SCALARS and isinstance(b, TensorBase):
+        a = b._device.backend.scalar(a, b._data.dtype)
+    elif b.__class__ in SCALARS and isinstance(a, TensorBase):
+        b = a._device.backend.scalar(b, a._data.dtype)
     try:
         return fn.apply(a, b)
     except ValueError as e:
@@ -106,7 +112,7 @@ def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
             except ValueError as e:
                 raise_broadcast(a, b, op, e)
         if (tb is float or tb is int) and isinstance(a, TensorBase) and a._data.dtype.kind == "f":
-            return fn.apply(a, b)
+            return fn.apply(a, a._device.backend.scalar(b, a._data.dtype))  # a number never widens the dtype
         return apply_binary(fn, a, b, op, min_category)
 
     run.__name__, run.__doc__ = op, doc
