@@ -49,7 +49,7 @@ class SumTo(Op):
 
 def expand(x, *shape):
     """Broadcast x to `shape` without copying, as torch.expand; -1 keeps a dim's size."""
-    shape = shape_arg(shape)
+    shape = shape_arg(shape, "expand")
     old = x._data.shape
     if len(shape) < len(old):
         raise RuntimeError(f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "

@@ -130,7 +130,7 @@ class Transpose(Permute):
 
 def permute(x, *dims, _fn=Permute):
     """Reorder dims, as torch.permute (a view); x itself for the identity order."""
-    dims = shape_arg(dims) if dims else ()
+    dims = shape_arg(dims, "permute") if dims else ()
     n = x._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
