@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import math
-import warnings
 
+from .._warn import warn
 from ..autograd.grad_mode import no_grad
 
 
@@ -35,7 +35,7 @@ def _calculate_fan_in_and_fan_out(tensor) -> tuple[int, int]:
 def _no_elements(tensor) -> bool:
     """A tensor without elements (nn.Linear(0, 4)'s weight) has a fan of 0: nothing to draw, as PyTorch says."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        warn("Initializing zero-element tensors is a no-op")
         return True
     return False
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd.tensor_base import TensorBase
 from . import broadcast
-from .op import Op
+from .op import Op, tensor_args
 from .promotion import cast
 from .shapes import normalize_dim
 
@@ -124,6 +124,7 @@ class Gather(Op):
         return IndexAddInto.apply(g, ctx.input_shapes[0], tuple(full), False), None, None
 
 
+@tensor_args("x", "index")
 def gather(x, dim: int, index):
     """torch.gather: out[i][j] = x[i][index[i][j]] for dim=1; index is an int tensor of x's ndim, bounds-checked."""
     d = normalize_dim(dim, x._data.ndim, "gather")
