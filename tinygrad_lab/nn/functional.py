@@ -378,7 +378,8 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 def one_hot(tensor, num_classes: int = -1):
     """(*, num_classes) int64 tensor with a 1 at each index (num_classes=-1: max + 1)."""
     if tensor._data.dtype != np.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor. (It got "
+                           f"{tensor._data.dtype}; a LongTensor is int64.)")
     d = tensor._data
     if num_classes == -1:
         if d.size == 0:
@@ -388,7 +389,8 @@ def one_hot(tensor, num_classes: int = -1):
         if int(d.min()) < 0:
             raise RuntimeError("Class values must be non-negative.")
         if int(d.max()) >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
+            raise RuntimeError(f"Class values must be smaller than num_classes. (one_hot got {int(d.max())} "
+                               f"with num_classes={num_classes}.)")
     classes = creation.arange(num_classes, device=tensor._device)
     return ew.cast(ew.eq(mv.unsqueeze(tensor, -1), classes), np.int64)
 
@@ -419,7 +421,8 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
             padding_idx += n
     idx = input._data
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
-        raise IndexError("index out of range in self")
+        raise IndexError(f"index out of range in self: embedding indices from {int(idx.min())} to {int(idx.max())} "
+                         f"into a weight of {n} rows")
     if max_norm is not None:
         _embedding_renorm_(weight, idx, float(max_norm), float(norm_type))
     out = ix.getitem(weight, input)
@@ -639,7 +642,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
             raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                              f"({tshape[0] if tshape else 1}).")
         if len(shape) == 2 and len(tshape) != 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported (input of shape "
+                               f"{list(shape)}, target of shape {list(tshape)})")
         if len(shape) > 2 and tshape[1:] != shape[2:]:
             raise RuntimeError(f"Expected target size {[shape[0]] + list(shape[2:])}, got {list(tshape)}")
     n_classes = shape[0] if len(shape) == 1 else shape[1]

@@ -83,7 +83,13 @@ class Pow(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = _arr(a) ** _arr(b)  # ndarray ** has fast paths for 2, 0.5, -1 that np.power lacks
+        try:
+            out = _arr(a) ** _arr(b)  # ndarray ** has fast paths for 2, 0.5, -1 that np.power lacks
+        except ValueError as e:  # an integer to a negative integer power: PyTorch's type, not NumPy's
+            if "negative integer powers" not in str(e):
+                raise
+            raise RuntimeError(f"{e} (pow of integers of shapes {list(np.shape(_arr(a)))} and "
+                               f"{list(np.shape(_arr(b)))}; use a float base)") from None
         ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
         return out
 
@@ -228,9 +234,26 @@ FloorDivide = type("FloorDivide", (Op,), {
     "differentiable": False, "__doc__": "Integer division rounding down (no gradient).",
     "forward": staticmethod(lambda ctx, a, b: ctx.xp.floor_divide(*_int_checked(ctx.xp, a, b, "floor_divide"))),
 })
-BitwiseAnd, bitwise_and = _comparison("BitwiseAnd", "bitwise_and")
-BitwiseOr, bitwise_or = _comparison("BitwiseOr", "bitwise_or")
-BitwiseXor, bitwise_xor = _comparison("BitwiseXor", "bitwise_xor")
+
+
+def _bitwise(name: str, ufunc: str):
+    """A bitwise op: integer and bool tensors only (PyTorch's RuntimeError for floats, not NumPy's TypeError)."""
+    def forward(ctx, a, b):
+        a, b = _arr(a), _arr(b)
+        kind = ctx.xp.result_type(a, b)
+        if kind.kind not in "iub":
+            raise RuntimeError(f"{ufunc}(): not implemented for '{kind}' (bitwise ops take integer and bool "
+                               f"tensors; shapes {list(np.shape(a))} and {list(np.shape(b))})")
+        return getattr(ctx.xp, ufunc)(a, b)
+
+    cls = type(name, (Op,), {"differentiable": False, "forward": staticmethod(forward),
+                             "__doc__": f"Elementwise {ufunc} of integer and bool tensors (no gradient)."})
+    return cls, binary_op(cls, ufunc, doc=f"elementwise {ufunc} (no gradient)")
+
+
+BitwiseAnd, bitwise_and = _bitwise("BitwiseAnd", "bitwise_and")
+BitwiseOr, bitwise_or = _bitwise("BitwiseOr", "bitwise_or")
+BitwiseXor, bitwise_xor = _bitwise("BitwiseXor", "bitwise_xor")
 class IsClose(Op):
     """|a - b| <= atol + rtol * |b| elementwise (NaNs equal only with equal_nan), as torch.isclose."""
 

@@ -55,7 +55,9 @@ def tensor_args(*names: str, op: str | None = None):
     is None may also be None). Anything else there is PyTorch's TypeError naming the op (`op`, or the
     function's name), the argument and what it got: `linear(): argument 'input' (position 1) must be
     Tensor, not numpy.ndarray`, not the AttributeError ('no attribute _data') the op meets inside.
-    The arguments are looked at only once the op has failed, so a correct call pays for one frame."""
+    The arguments are looked at only once the op has failed, so a correct call pays for one frame
+    (a check before every call cost 2.9% more bytecodes on the MLP step). Deviation: an op composed
+    of binary ops (gelu) that happens to work on a NumPy array still does; PyTorch refuses it."""
     def decorate(fn):
         params = list(inspect.signature(fn).parameters.values())
         checks = tuple((i, p.name, p.default is None) for i, p in enumerate(params) if p.name in names)

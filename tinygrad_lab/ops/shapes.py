@@ -22,6 +22,8 @@ def normalize_dims(dim, ndim: int, op: str = "op"):
         return None
     if isinstance(dim, int):
         dim = (dim,)
+    elif not isinstance(dim, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'dim' must be int or tuple of ints, not {type(dim).__name__} ({dim!r})")
     axes = tuple(sorted(normalize_dim(d, ndim, op) for d in dim))
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"{op}: dim {tuple(dim)} appears multiple times in the list of dims")
