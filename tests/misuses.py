@@ -233,6 +233,12 @@ def _gradcheck_float32(m):
     m.autograd.gradcheck(lambda t: t * 2, (x,), raise_exception=False)
 
 
+def _read_only_write(m):
+    a = np.zeros(3)
+    a.flags.writeable = False
+    m.from_numpy(a).add_(1)
+
+
 # modules
 
 def _linear(m, *args, **kwargs):
@@ -728,6 +734,9 @@ CORPUS: dict[str, Misuse] = {
                              lambda m: m.cat([m.zeros(2), np.zeros(2)])),
     "embedding_negative": E(IndexError, ("index out of range in self", "-1", r"\b5\b"),
                             lambda m: (m.manual_seed(0), m.nn.Embedding(5, 2)(m.tensor([-1])))),
+    "from_numpy_read_only_write": E(RuntimeError, ("read-only", "add_", r"\[3\]"), _read_only_write,
+                                    torch=Differs("PyTorch warns that the array is not writable and then writes "
+                                                  "into memory NumPy promised not to change", UserWarning)),
     # ============================================================ autograd
     "backward_twice": E(RuntimeError, ("backward through the graph a second time", "MulBackward"), _backward_twice),
     "saved_input_modified": E(RuntimeError, ("modified by an inplace operation", r"\[2\]", "version 1"),

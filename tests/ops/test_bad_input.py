@@ -151,3 +151,17 @@ def test_a_tensor_argument_check_leaves_other_errors_alone():
     with pytest.raises(RuntimeError, match=re.escape("mat1 and mat2 shapes cannot be multiplied (1x4 and 3x2)")):
         tl.nn.Linear(3, 2)(tl.zeros(1, 4))
     assert F.linear(tl.ones(1, 2), tl.ones(3, 2), None).tolist() == [[2.0, 2.0, 2.0]]
+
+
+# ---------------------------------------------------------------- read-only memory
+
+def test_writing_through_from_numpy_of_a_read_only_array_says_read_only():
+    a = np.zeros(3)
+    a.flags.writeable = False
+    t = tl.from_numpy(a)
+    for write, op in ((lambda: t.add_(1), "add_"), (lambda: t.__setitem__(0, 1.0), "__setitem__")):
+        with pytest.raises(RuntimeError, match=rf"memory is read-only \(in {op}\).*from_numpy.*clone\(\)"):
+            write()
+    assert a.tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
+        tl.zeros(1).expand(3).add_(1)  # an expanded view keeps PyTorch's words
