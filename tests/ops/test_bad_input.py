@@ -165,3 +165,26 @@ def test_writing_through_from_numpy_of_a_read_only_array_says_read_only():
     assert a.tolist() == [0.0, 0.0, 0.0]
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single memory"):
         tl.zeros(1).expand(3).add_(1)  # an expanded view keeps PyTorch's words
+
+
+# ---------------------------------------------------------------- prod when out / x is wrong
+
+def _prod_grads(values):
+    x = tl.tensor(values, dtype=tl.float64, requires_grad=True)
+    with np.errstate(over="ignore"):
+        (g,) = tl.autograd.grad(x.prod(), [x], create_graph=True)
+        (gg,) = tl.autograd.grad(g.sum(), [x])
+    return g.detach().tolist(), gg.tolist()
+
+
+def test_prod_gradients_when_the_product_underflows_or_overflows():
+    # hand-derived: g_k = prod_{j != k} x_j; d(sum g)/dx_k = sum_{i != k} prod_{j != i, k} x_j.
+    # PyTorch divides its underflowed product (0) by x: 0 for all of these, and inf where it overflows.
+    g, gg = _prod_grads([1e-200, 1e-200, 2.0])
+    assert g == [2e-200, 2e-200, 0.0]             # 1e-400 is below float64's range
+    assert gg == [2.0 + 1e-200, 2.0 + 1e-200, 2e-200]
+    g, _ = _prod_grads([1e200, 1e200, 1e-200])   # the product, 1e200, is fine; out overflowed to inf
+    assert g == [1.0, 1.0, float("inf")]
+    g, gg = _prod_grads([1.5, -2.0, 3.0])          # the fast path (out / x) is unchanged
+    np.testing.assert_allclose(g, [-6.0, 4.5, -3.0])
+    np.testing.assert_allclose(gg, [1.0, 4.5, -0.5])

@@ -83,7 +83,8 @@ def mean(x, dim=None, keepdim: bool = False):
 
 class Prod(Op):
     """Product over dims. Backward: g times the product of the other elements (out / x, or
-    multiplied out explicitly when x has zeros), broadcast back over the reduced dims."""
+    multiplied out explicitly where out / x is wrong: x has zeros, or out under- or overflowed),
+    broadcast back over the reduced dims."""
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -96,9 +97,10 @@ class Prod(Op):
     def backward(ctx, g):
         x, out = ctx.saved_tensors
         xp = ctx.xp
-        if not bool(xp.any(x._data == 0)):
+        o = out._data
+        if bool(xp.all(xp.isfinite(o) & (o != 0))):
             others = ew.div(_expand_back(ctx, out), x)  # product of the other elements
-        else:  # with zeros, out / x is 0/0: multiply the others explicitly
+        else:  # a zero in x makes out / x 0/0, and so does out underflowing to 0: multiply the others out
             others = _prod_of_others(x, ctx.axes)
         return ew.mul(_expand_back(ctx, g), others), None, None
 
