@@ -41,16 +41,17 @@ def _write(x, arr, op: str) -> None:
 
 
 def _read_only(x, op: str) -> RuntimeError:
-    """Why x's memory cannot be written: an expanded view (elements sharing memory), or memory that is
-    read-only itself (from_numpy of a read-only NumPy array, as np.broadcast_to or a memory map gives)."""
+    """Why the memory of x cannot be written: an expanded view (elements sharing memory), or memory
+    that is read-only itself (from_numpy of a read-only NumPy array, as np.broadcast_to or a memory map gives)."""
     d = x._data
     if any(s == 0 and n > 1 for s, n in zip(d.strides, d.shape)):
         return RuntimeError(f"unsupported operation: more than one element of the written-to tensor refers to a "
                             f"single memory location (in {op}). Please clone() the tensor before performing "
                             f"the operation.")
-    return RuntimeError(f"cannot write into a tensor of shape {list(d.shape)} whose memory is read-only (in {op}): "
-                        f"it shares a read-only NumPy array (from_numpy of an array with flags.writeable False). "
-                        f"clone() the tensor, or pass a writable copy (array.copy()) to from_numpy.")
+    why = (f"cannot write into a tensor of shape {list(d.shape)} whose memory is read-only, in {op}. It shares "
+           f"a read-only NumPy array (from_numpy of an array with flags.writeable False): clone() the tensor, "
+           f"or pass a writable copy (array.copy()) to from_numpy.")
+    return RuntimeError(why)
 
 
 def inplace(x, op: str, fn, *args):
