@@ -188,3 +188,19 @@ def test_prod_gradients_when_the_product_underflows_or_overflows():
     g, gg = _prod_grads([1.5, -2.0, 3.0])          # the fast path (out / x) is unchanged
     np.testing.assert_allclose(g, [-6.0, 4.5, -3.0])
     np.testing.assert_allclose(gg, [1.0, 4.5, -0.5])
+
+
+def test_float16_batch_norm_in_training_accumulates_in_float32():
+    rng = np.random.default_rng(0)
+    a = rng.normal(3.0, 5.0, (4096, 3)).astype(np.float16)  # its float16 sums overflow at 65504
+    running_mean, running_var = tl.zeros(3, dtype=tl.float16), tl.ones(3, dtype=tl.float16)
+    x = tl.from_numpy(a).requires_grad_()
+    out = F.batch_norm(x, running_mean, running_var, training=True)
+    wide = a.astype(np.float64)
+    expected = (wide - wide.mean(0)) / np.sqrt(wide.var(0) + 1e-5)
+    assert out.dtype == tl.float16
+    np.testing.assert_allclose(out.detach().numpy().astype(np.float64), expected, atol=4e-3)
+    np.testing.assert_allclose(running_mean.numpy(), 0.1 * wide.mean(0), rtol=2e-3)
+    np.testing.assert_allclose(running_var.numpy(), 0.9 + 0.1 * wide.var(0, ddof=1), rtol=2e-3)
+    out.float().pow(2).sum().backward()
+    assert x.grad.dtype == tl.float16 and np.isfinite(x.grad.numpy()).all()

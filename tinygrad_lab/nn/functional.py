@@ -497,10 +497,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     bshape = (1, c) + (1,) * (len(shape) - 2)
     axes = (0,) + tuple(range(2, len(shape)))
     if training:
-        mean = rd.mean(input, axes, keepdim=True)
-        centered = ew.sub(input, mean)
+        # float16 statistics are accumulated in float32, as PyTorch: float16 sums overflow at 65504
+        wide = ew.cast(input, np.float32) if input._data.dtype == np.float16 else input
+        mean = rd.mean(wide, axes, keepdim=True)
+        centered = ew.sub(wide, mean)
         sq_sum = rd.sum(ew.mul(centered, centered), axes, keepdim=True)
-        out = ew.mul(centered, ew.rsqrt(ew.add(ew.div(sq_sum, per_channel), eps)))
+        out = ew.cast(ew.mul(centered, ew.rsqrt(ew.add(ew.div(sq_sum, per_channel), eps))), input._data.dtype)
         if running_mean is not None or running_var is not None:
             with no_grad():
                 if running_mean is not None:
