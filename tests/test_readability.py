@@ -3,6 +3,7 @@ code or of cyclomatic complexity over 15, as radon counts them (code lines: rado
 leaves out blank lines, comments and docstrings)."""
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -19,13 +20,17 @@ def functions(path: Path, root: Path):
     """(qualified name, code lines, complexity) of every function and method in a file."""
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
+    # radon's endline is where the last statement starts: a function ending in a call over several lines
+    # would be cut inside it. Python's own syntax tree knows where each function ends.
+    ends = {n.lineno: n.end_lineno for n in ast.walk(ast.parse(source))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     seen = set()
     for block in radon_complexity.cc_visit(source):
         for f in [block, *getattr(block, "methods", ())]:
             if hasattr(f, "methods") or (f.lineno, f.fullname) in seen:  # a class (its methods count), or met already
                 continue
             seen.add((f.lineno, f.fullname))
-            body = textwrap.dedent("\n".join(lines[f.lineno - 1:f.endline]))
+            body = textwrap.dedent("\n".join(lines[f.lineno - 1:ends.get(f.lineno, f.endline)]))
             yield f"{path.relative_to(root)}:{f.lineno} {f.fullname}", radon_raw.analyze(body).sloc, f.complexity
 
 

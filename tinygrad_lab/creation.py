@@ -8,6 +8,7 @@ Python data follows PyTorch's inference: floats give the default float dtype
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -18,6 +19,7 @@ from . import random as _random
 from .autograd.tensor_base import TensorBase, make
 from .backends import CPU, Device
 from .ops import inplace as _inplace
+from .ops import shapes
 from .ops.promotion import cast
 
 
@@ -31,17 +33,9 @@ def resolve_device(device) -> Device:
     return dev.check()
 
 
-def size_args(size) -> tuple:
-    """Accept f(2, 3), f((2, 3)) and f([2, 3])."""
-    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
-        size = size[0]
-    try:
-        shape = tuple(int(s) for s in size)
-    except TypeError:
-        raise TypeError(f"size must be a sequence of ints, got {size!r}") from None
-    if any(s < 0 for s in shape):
-        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
-    return shape
+def size_args(size, op: str = "tensor") -> tuple:
+    """Accept f(2, 3), f((2, 3)) and f([2, 3]): whole numbers >= 0 (shapes.sizes, which the layers share)."""
+    return shapes.sizes(size, op)
 
 
 def _finish(arr, device: Device, requires_grad: bool) -> TensorBase:
@@ -56,25 +50,89 @@ def _float_dtype(dtype) -> np.dtype:
 
 
 def _infer_np(data, dtype) -> np.ndarray:
-    """A host array for Python data or a NumPy array, with PyTorch's dtype inference."""
+    """A host array for Python data, a NumPy array or a tensor, with PyTorch's dtype inference."""
     if isinstance(data, TensorBase):
         arr = data._device.backend.to_host(data._data)
     elif isinstance(data, np.ndarray):
         arr = data
     else:
-        try:
-            arr = np.array(data)
-        except ValueError as e:
-            raise ValueError(f"tensor(): could not build a tensor from the data: {e}") from None
-        if arr.dtype == object:
-            raise TypeError(f"tensor(): could not infer a dtype from the data (of type {type(data).__name__}); "
-                            f"nested lists must be rectangular and contain numbers")
-        if arr.dtype.kind == "f":
-            arr = arr.astype(dtypes.get_default_dtype().np)
+        return _from_python(data, None if dtype is None else dtypes.as_dtype(dtype))
     if dtype is not None:
         arr = arr.astype(dtypes.as_dtype(dtype).np, copy=False)
     dtypes.from_numpy_dtype(arr.dtype)  # unsupported dtypes raise here
     return arr
+
+
+_PY_NUMBERS = {bool: dtypes.bool_, int: dtypes.int64, float: None}  # None: the default float dtype
+
+
+def _leaf_dtype(x) -> dtypes.DType:
+    """The dtype torch.tensor gives one element of Python data."""
+    kind = type(x)
+    if kind in _PY_NUMBERS:
+        return _PY_NUMBERS[kind] or dtypes.get_default_dtype()
+    if isinstance(x, (np.generic, np.ndarray)):
+        return dtypes.from_numpy_dtype(x.dtype)  # NumPy scalars and arrays keep their dtype
+    if isinstance(x, TensorBase):
+        return x.dtype
+    if isinstance(x, numbers.Integral):
+        return dtypes.int64
+    if isinstance(x, numbers.Real):
+        return dtypes.get_default_dtype()
+    if isinstance(x, (str, bytes, complex)):
+        raise TypeError(f"tensor(): invalid data type '{kind.__name__}' ({x!r}): tinygrad_lab tensors hold "
+                        f"{', '.join(d.name for d in dtypes.ALL)}")
+    raise RuntimeError(f"tensor(): Could not infer dtype of {kind.__name__}")
+
+
+def _data_dtype(data) -> dtypes.DType:
+    """PyTorch's dtype for Python data: its elements' dtypes promoted together, where a bool is bool,
+    an int int64 and a float the default float dtype (NumPy scalars and arrays, tensors keep theirs).
+    Empty data gives the default float dtype."""
+    found, todo = [], [data]
+    while todo:
+        x = todo.pop()
+        if not isinstance(x, (list, tuple, range)):
+            found.append(_leaf_dtype(x))
+            continue
+        kinds = set(map(type, x))
+        if kinds <= _PY_NUMBERS.keys():  # a row of Python numbers: the dtype of each kind, not of each number
+            found.extend(_PY_NUMBERS[k] or dtypes.get_default_dtype() for k in kinds)
+        else:
+            todo.extend(x)
+    return functools.reduce(dtypes.promote_types, found) if found else dtypes.get_default_dtype()
+
+
+def _from_python(data, dtype, op: str = "tensor") -> np.ndarray:
+    """Python data as a host array of `dtype` (None: PyTorch's inference), converted once from exact
+    values: every float through float64 and every int through int64 (never through float32 first, so
+    tensor(0.1, dtype=float64) is 0.1), with PyTorch's errors for values the dtype cannot hold."""
+    inferred = _data_dtype(data)
+    target = inferred if dtype is None else dtype
+    exact = np.float64 if target.is_floating_point or inferred.is_floating_point else \
+        np.int64 if inferred.category == dtypes.INT else np.bool_
+    try:
+        arr = np.array(data, dtype=exact)
+    except OverflowError:
+        raise ValueError(f"{op}(): Overflow when unpacking long long: an integer in the data does not fit "
+                         f"in int64 (the range is [{-2**63}, {2**63 - 1}])") from None
+    except ValueError as e:
+        raise ValueError(f"{op}(): could not build a tensor from the data: {e} "
+                         f"(nested lists must be rectangular)") from None
+    return _fit(arr, target, op) if target.np != arr.dtype else arr
+
+
+def _fit(arr: np.ndarray, target: dtypes.DType, op: str) -> np.ndarray:
+    """arr converted to `target`; values an integer dtype cannot hold are PyTorch's RuntimeError (as in
+    PyTorch, negative values wrap into uint8, as two's complement arithmetic does)."""
+    if target.category == dtypes.INT and arr.size:
+        info = np.iinfo(target.np)
+        low = -info.max if info.min == 0 else info.min
+        if not (np.isfinite(arr).all() and low <= arr.min() and arr.max() <= info.max):
+            raise RuntimeError(f"{op}(): value cannot be converted to type {target.name} without overflow "
+                               f"(the data holds values from {arr.min()} to {arr.max()})")
+    with np.errstate(over="ignore"):  # float64 -> float16/float32 overflows to inf, as in PyTorch
+        return arr.astype(target.np)
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
@@ -107,34 +165,36 @@ def from_numpy(arr: np.ndarray) -> TensorBase:
     return make(arr, CPU)
 
 
-def _filled(fill, size, dtype, device, requires_grad, default=None) -> TensorBase:
+def _filled(op, fill, size, dtype, device, requires_grad, default=None) -> TensorBase:
     dev = resolve_device(device)
     dt = dtypes.as_dtype(dtype).np if dtype is not None else (default or dtypes.get_default_dtype().np)
     xp = dev.backend.xp
-    shape = size_args(size)
+    shape = size_args(size, op)
+    if isinstance(fill, (int, float)):  # a Python number: exact, or PyTorch's error where dt cannot hold it
+        fill = _from_python(fill, dtypes.from_numpy_dtype(dt), op).item()
     arr = xp.empty(shape, dtype=dt) if fill is None else xp.full(shape, fill, dtype=dt)
     return _finish(arr, dev, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """A tensor of zeros, as torch.zeros; dtype defaults to the default float (float32), device to cpu."""
-    return _filled(0, size, dtype, device, requires_grad)
+    return _filled("zeros", 0, size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """A tensor of ones, as torch.ones; dtype defaults to the default float (float32), device to cpu."""
-    return _filled(1, size, dtype, device, requires_grad)
+    return _filled("ones", 1, size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """Uninitialised memory, as PyTorch: the values are whatever was there."""
-    return _filled(None, size, dtype, device, requires_grad)
+    return _filled("empty", None, size, dtype, device, requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """A tensor filled with `fill_value`; its dtype follows the value (bool, int64 or default float)."""
     default = dtypes.scalar_dtype(fill_value).np if not isinstance(fill_value, TensorBase) else None
-    return _filled(fill_value, (size,), dtype, device, requires_grad, default=default)
+    return _filled("full", fill_value, (size,), dtype, device, requires_grad, default=default)
 
 
 def _like(x, dtype, device):
@@ -167,8 +227,9 @@ def full_like(x, fill_value, dtype=None, device=None, requires_grad: bool = Fals
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """The n x m identity matrix (m defaults to n), as torch.eye; dtype defaults to the default float (float32)."""
+    n, m = shapes.size(n, "n", "eye"), shapes.size(n if m is None else m, "m", "eye")
     dev = resolve_device(device)
-    return _finish(dev.backend.xp.eye(n, n if m is None else m, dtype=_float_dtype(dtype)), dev, requires_grad)
+    return _finish(dev.backend.xp.eye(n, m, dtype=_float_dtype(dtype)), dev, requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
@@ -194,8 +255,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """`steps` evenly spaced values from start to end inclusive, as torch.linspace; default float dtype (float32)."""
-    if steps < 0:
-        raise RuntimeError(f"linspace: number of steps must be non-negative, got {steps}")
+    steps = shapes.size(steps, "steps", "linspace")
     dev = resolve_device(device)
     return _finish(dev.backend.xp.linspace(start, end, steps).astype(_float_dtype(dtype)), dev, requires_grad)
 
@@ -210,7 +270,7 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> TensorB
     """Uniform samples in [0, 1)."""
     dev = resolve_device(device)
     dt = _float_dtype(dtype)
-    arr = _gen(dev).random(size_args(size), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
+    arr = _gen(dev).random(size_args(size, "rand"), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 
@@ -218,7 +278,7 @@ def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """Standard normal samples."""
     dev = resolve_device(device)
     dt = _float_dtype(dtype)
-    arr = _gen(dev).standard_normal(size_args(size), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
+    arr = _gen(dev).standard_normal(size_args(size, "randn"), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 
@@ -234,15 +294,16 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: b
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dev = resolve_device(device)
     dt = np.dtype(np.int64) if dtype is None else dtypes.as_dtype(dtype).np
-    arr = _gen(dev).integers(low, high, size=size_args((size,)), dtype=np.int64).astype(dt, copy=False)
+    arr = _gen(dev).integers(low, high, size=size_args((size,), "randint"), dtype=np.int64).astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 
 def randperm(n: int, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """A random permutation of 0..n-1."""
+    n = shapes.size(n, "n", "randperm")
     dev = resolve_device(device)
     dt = np.dtype(np.int64) if dtype is None else dtypes.as_dtype(dtype).np
-    return _finish(_gen(dev).permutation(int(n)).astype(dt), dev, requires_grad)
+    return _finish(_gen(dev).permutation(n).astype(dt), dev, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
@@ -256,7 +317,7 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
     else:
         if size is None:
             raise TypeError("normal() with float mean and std needs a size")
-        dev, dt, shape, m, s = resolve_device(device), _float_dtype(dtype), size_args((size,)), mean, std
+        dev, dt, shape, m, s = resolve_device(device), _float_dtype(dtype), size_args((size,), "normal"), mean, std
     if (np.asarray(s) < 0).any() if not hasattr(s, "device") else bool((s < 0).any()):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {s}")
     arr = (m + s * _gen(dev).standard_normal(shape)).astype(dt)

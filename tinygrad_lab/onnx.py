@@ -17,11 +17,11 @@ nodes named after the trace's values (`v3`, `v3/Gemm`). An op without a conversi
 from __future__ import annotations
 
 import os
-import tempfile
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ._fileio import write_atomic
 from .autograd.grad_mode import no_grad
 from .autograd.tensor_base import TensorBase
 from .jit import Detach, trace
@@ -447,14 +447,5 @@ def export(model_or_fn: Module | Callable, example_inputs: TensorBase | Sequence
         for m, training in modes:  # parents first: each module ends with its own mode
             m.train(training)
     model = to_model(traced.trace, input_names, output_names, opset)
-    path = os.fspath(path)
-    fd, tmp = tempfile.mkstemp(prefix=".onnx-", dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(model.SerializeToString())
-        os.chmod(tmp, 0o644)  # mkstemp's file is private; a model file is not
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomic(path, model.SerializeToString())
     return model

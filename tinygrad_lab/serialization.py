@@ -52,9 +52,7 @@ import json
 import math
 import os
 import re
-import secrets
 import pickle
-import stat
 import struct
 import types
 import zipfile
@@ -63,6 +61,7 @@ from collections import OrderedDict, defaultdict
 import numpy as np
 
 from . import dtypes
+from ._fileio import atomic_open
 from .autograd.tensor_base import Size, TensorBase, make
 from .backends import Device
 from .creation import resolve_device
@@ -380,53 +379,6 @@ def _binary(f, op: str, mode: str) -> None:
                         f"{type(f).__name__}{' ' + repr(f.name) if isinstance(getattr(f, 'name', None), str) else ''}")
 
 
-def _fsync_dir(directory: str) -> None:
-    if os.name != "posix":
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _process_is_gone(pid: int) -> bool:
-    """True when no process `pid` runs on this machine (POSIX: signal 0 probes without signalling)."""
-    if os.name != "posix":
-        return True  # Windows: an open file cannot be unlinked, so a save in progress keeps its temporary
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False  # it exists (e.g. another user's process)
-    return False
-
-
-def _remove_stale_temporaries(directory: str, name: str) -> None:
-    """Delete the temporaries that earlier saves to `name` left behind when their process was
-    killed mid-write (a KeyboardInterrupt or an error cleans up; SIGKILL or a power cut cannot).
-    Each temporary carries its writer's process id; one whose writer is gone is stale."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.([0-9]{{1,10}})\.[0-9a-f]{{12}}\.tmp")
-    try:
-        entries = os.listdir(directory)
-    except OSError:
-        return
-    for entry in entries:
-        match = pattern.fullmatch(entry)
-        if match is None or int(match[1]) == os.getpid() or not _process_is_gone(int(match[1])):
-            continue
-        try:
-            os.unlink(os.path.join(directory, entry))
-        except OSError:
-            pass  # gone already (another save cleaned it), or still open (Windows)
-
-
 def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True) -> None:
     """Save `obj` to `f`, as torch.save: a state_dict or checkpoint dict (tensors, numbers,
     strings, containers), or a whole module or optimizer. `f` is a path, or a binary file
@@ -464,27 +416,8 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, _use_new_zipfile_seri
         raise FileNotFoundError(2, f"cannot save to {path!r}: parent directory {directory!r} does not exist", path)
     if os.path.isdir(path):
         raise IsADirectoryError(21, f"cannot save to {path!r}: it is a directory", path)
-    _remove_stale_temporaries(directory, os.path.basename(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
-    # mode 0o666 lets the umask decide the permissions, as for an ordinary new file
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fp:
-            _write_zip(fp, enc, manifest)
-            fp.flush()
-            os.fsync(fp.fileno())
-        try:
-            os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))  # overwriting keeps the old permissions
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
+    with atomic_open(path) as fp:  # a temporary renamed over path; a killed save's temporary goes next time
+        _write_zip(fp, enc, manifest)
 
 
 # ============================================================================ load

@@ -54,6 +54,13 @@ class Function:
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("this Function does not implement backward(ctx, *grad_outputs)")
 
+    def __call__(self, *args, **kwargs):
+        """An instance is not the op: PyTorch's error, saying to call the class's apply."""
+        name = type(self).__name__
+        raise RuntimeError(f"Legacy autograd function with non-static forward method is deprecated. Please use "
+                           f"new-style autograd function with static forward method: call {name}.apply(...) on "
+                           f"the class, not {name}()(...) on an instance (forward and backward are staticmethods).")
+
     @classmethod
     def apply(cls, *args):
         """Run the op on `args` (tensors and plain values) and return its output tensor(s)."""

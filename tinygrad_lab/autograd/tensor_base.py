@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from .._warn import warn
 from ..backends import Device
 
 # NumPy returns scalars, not 0-d arrays, from ufuncs and full reductions on 0-d data; a scalar is
@@ -87,7 +88,10 @@ class TensorBase:
 
     @property
     def grad(self):
-        return self._grad
+        g = self._grad
+        if g is None and self._grad_fn is not None and not (self._meta is not None and self._meta.retains_grad):
+            warn(_NON_LEAF_GRAD)  # PyTorch's warning: backward leaves it None
+        return g
 
     @grad.setter
     def grad(self, value) -> None:
@@ -112,6 +116,12 @@ class TensorBase:
 
 
 tensor_types = {TensorBase}
+
+_NON_LEAF_GRAD = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead.")
 
 
 class Size(tuple):

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from .._fileio import write_atomic
 from .schema import SCHEMA_VERSION, validate
 from .timer import ForeignLoad, fmt_time
 from .workloads import Workload
@@ -114,19 +114,8 @@ def write_json(records: Sequence[Record], env: dict[str, Any], path: str | os.Pa
     temporary file in the same folder, then os.replace, so a reader never sees half a file."""
     doc = {"schema_version": SCHEMA_VERSION, "environment": env, "records": list(records)}
     validate(doc)
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1, ensure_ascii=False, allow_nan=False)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a results file is not
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    write_atomic(path, text.encode("utf-8"))
 
 
 def read_json(path: str | os.PathLike[str]) -> tuple[list[Record], dict[str, Any]]:

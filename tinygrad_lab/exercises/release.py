@@ -15,12 +15,12 @@ shipped inside the package (`exercises_dir`).
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from .. import _fileio
 
 _HERE = Path(__file__).resolve().parent
 CONFIG = _HERE / "nbgrader_config.py"
@@ -98,17 +98,7 @@ def generate_assignments(course: Path, assignments: list[str]) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file renamed over it (never a half-written file, no
-    temporary left behind); the file's mode comes from the umask, as for any new file (0644 under 022)."""
+    """Write `data` to `path`, creating its folders, through the package's one atomic write (_fileio):
+    never a half-written file; a new file's mode comes from the umask (0644 under 022)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    _fileio.write_atomic(path, data)

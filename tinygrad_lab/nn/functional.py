@@ -18,12 +18,12 @@ Deliberate differences from PyTorch:
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from .. import creation, dtypes
 from .. import random as _random
+from .._warn import warn
 from ..autograd.grad_mode import no_grad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tensor_base import TensorBase, make
@@ -37,6 +37,7 @@ from ..ops import reduce as rd
 from ..ops.activation import logsigmoid
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.movement import pad
+from ..ops.op import tensor_args
 
 __all__ = [
     "linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "tanh", "sigmoid", "logsigmoid", "softplus",
@@ -57,6 +58,7 @@ def _shape(x) -> list:
 
 # ---------------------------------------------------------------- linear layers
 
+@tensor_args("input", "weight", "bias")
 def linear(input, weight, bias=None):
     """input @ weight.T + bias: weight is (out_features, in_features), input (*, in_features).
     A (N, in) input is one op (LinearBackward), the hot path of every MLP; other shapes are
@@ -64,6 +66,7 @@ def linear(input, weight, bias=None):
     return act.linear(input, weight, bias)
 
 
+@tensor_args("input1", "input2", "weight", "bias")
 def bilinear(input1, input2, weight, bias=None):
     """y = x1ᵀ A x2 + b for each output feature: weight is (out, in1, in2), inputs (*, in1) and (*, in2)."""
     if weight._data.ndim != 3:
@@ -97,6 +100,7 @@ def _maybe_inplace(input, inplace: bool, name: str, fn, *args):
     return ip.inplace(input, name + "_", fn, *args) if inplace else fn(input, *args)
 
 
+@tensor_args("input")
 def relu(input, inplace: bool = False):
     """max(x, 0); the gradient is 0 at x == 0 (as PyTorch)."""
     return _maybe_inplace(input, inplace, "relu", ew.relu)
@@ -106,11 +110,13 @@ def _leaky(x, slope):
     return ew.where(ew.gt(x, 0), x, ew.mul(x, slope))
 
 
+@tensor_args("input")
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """x for x > 0, negative_slope * x otherwise (gradient negative_slope at 0, as PyTorch)."""
     return _maybe_inplace(input, inplace, "leaky_relu", _leaky, negative_slope)
 
 
+@tensor_args("input")
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """x for x > 0, alpha * (exp(x) - 1) otherwise (one op; expm1 keeps small x accurate)."""
     return _maybe_inplace(input, inplace, "elu", act.elu, alpha)
@@ -121,6 +127,7 @@ _GELU_BETA = math.sqrt(2.0) * (2.0 / math.sqrt(math.pi)) * 0.5  # sqrt(2 / pi), 
 _GELU_KAPPA = 0.044715
 
 
+@tensor_args("input")
 def gelu(input, approximate: str = "none"):
     """x * Phi(x): exact with erf ('none'), or PyTorch's tanh approximation ('tanh').
     Composed from ops, so its gradient (and the gradient's gradient) is automatic."""
@@ -137,11 +144,13 @@ def _silu(x):
     return ew.mul(x, ew.sigmoid(x))
 
 
+@tensor_args("input")
 def silu(input, inplace: bool = False):
     """x * sigmoid(x) (also called swish)."""
     return _maybe_inplace(input, inplace, "silu", _silu)
 
 
+@tensor_args("input")
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold (as PyTorch).
     Computed as -logsigmoid(-beta * x) / beta, which never overflows (float16 too: exp(11) does)."""
@@ -150,6 +159,7 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0):
     return ew.where(ew.gt(bx, threshold), input, soft)
 
 
+@tensor_args("input")
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """x clipped to [min_val, max_val]. The gradient is 0 at the bounds themselves (as PyTorch;
     clamp passes it there), so this is two wheres rather than a clamp."""
@@ -164,6 +174,7 @@ def _hardtanh(x, lo, hi):
     return ew.where(ew.le(x, lo), lo, ew.where(ew.ge(x, hi), hi, x))
 
 
+@tensor_args("input")
 def relu6(input, inplace: bool = False):
     """min(max(x, 0), 6): hardtanh(x, 0, 6)."""
     return _maybe_inplace(input, inplace, "relu6", _hardtanh, 0.0, 6.0)
@@ -173,6 +184,7 @@ def _hardsigmoid(x):
     return ew.where(ew.le(x, -3.0), 0.0, ew.where(ew.ge(x, 3.0), 1.0, ew.add(ew.div(x, 6.0), 0.5)))
 
 
+@tensor_args("input")
 def hardsigmoid(input, inplace: bool = False):
     """relu6(x + 3) / 6: 0 below -3, 1 above 3, the line x/6 + 1/2 between (gradient 0 at ±3)."""
     return _maybe_inplace(input, inplace, "hardsigmoid", _hardsigmoid)
@@ -183,6 +195,7 @@ def _hardswish(x):
     return ew.where(ew.le(x, -3.0), 0.0, ew.where(ew.ge(x, 3.0), x, middle))
 
 
+@tensor_args("input")
 def hardswish(input, inplace: bool = False):
     """x * relu6(x + 3) / 6 (MobileNetV3): 0 up to -3, x from 3 on, x(x + 3)/6 between."""
     return _maybe_inplace(input, inplace, "hardswish", _hardswish)
@@ -196,6 +209,7 @@ def _selu(x):
     return ew.mul(act.elu(x, _SELU_ALPHA), _SELU_SCALE)
 
 
+@tensor_args("input")
 def selu(input, inplace: bool = False):
     """scale * elu(x, alpha) with the self-normalising constants alpha ≈ 1.6733, scale ≈ 1.0507."""
     return _maybe_inplace(input, inplace, "selu", _selu)
@@ -205,6 +219,7 @@ def _celu(x, alpha):
     return ew.mul(act.elu(ew.div(x, alpha), 1.0), alpha)
 
 
+@tensor_args("input")
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)): alpha * elu(x / alpha)."""
     if alpha == 0:
@@ -216,11 +231,13 @@ def _mish(x):
     return ew.mul(x, ew.tanh(softplus(x)))
 
 
+@tensor_args("input")
 def mish(input, inplace: bool = False):
     """x * tanh(softplus(x))."""
     return _maybe_inplace(input, inplace, "mish", _mish)
 
 
+@tensor_args("input", "weight")
 def prelu(input, weight):
     """x where x > 0, weight * x elsewhere; weight holds one slope, or one per channel (dim 1)."""
     n = weight._data.size
@@ -235,6 +252,7 @@ def prelu(input, weight):
     return ew.where(ew.gt(input, 0), input, ew.mul(weight, input))
 
 
+@tensor_args("input")
 def glu(input, dim: int = -1):
     """a * sigmoid(b), where a and b are the two halves of x along dim (a gated linear unit)."""
     if input._data.ndim == 0:
@@ -247,11 +265,13 @@ def glu(input, dim: int = -1):
     return ew.mul(a, ew.sigmoid(b))
 
 
+@tensor_args("input")
 def softsign(input):
     """x / (1 + |x|)."""
     return ew.div(input, ew.add(ew.abs(input), 1.0))
 
 
+@tensor_args("input")
 def tanhshrink(input):
     """x - tanh(x)."""
     return ew.sub(input, ew.tanh(input))
@@ -263,6 +283,7 @@ def _check_lambd(input, lambd: float, name: str) -> None:
                            f"(input of shape {_shape(input)})")
 
 
+@tensor_args("input")
 def softshrink(input, lambd: float = 0.5):
     """x - lambd above lambd, x + lambd below -lambd, 0 between (gradient 0 at ±lambd)."""
     _check_lambd(input, lambd, "softshrink")
@@ -270,6 +291,7 @@ def softshrink(input, lambd: float = 0.5):
                     ew.where(ew.lt(input, -lambd), ew.add(input, lambd), 0.0))
 
 
+@tensor_args("input")
 def hardshrink(input, lambd: float = 0.5):
     """x where |x| > lambd, 0 elsewhere."""
     return ew.where(ew.logical_or(ew.gt(input, lambd), ew.lt(input, -lambd)), input, 0.0)
@@ -281,14 +303,17 @@ def _threshold(x, threshold, value):
     return ew.where(ew.gt(x, threshold), x, value)
 
 
+@tensor_args("input")
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """x where x > threshold, value elsewhere."""
     return _maybe_inplace(input, inplace, "threshold", _threshold, threshold, value)
 
 
-def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
-                  f"as an argument.", stacklevel=stacklevel)
+def _softmax_dim(name: str, ndim: int) -> int:
+    """The dim PyTorch picks when none is given, with its warning (at the caller's line: softmax's
+    _stacklevel, PyTorch's way of finding it, is accepted and not needed)."""
+    warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X "
+         f"as an argument.")
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -298,29 +323,33 @@ def _with_dtype(input, dtype):
     return ew.cast(input, dtypes.as_dtype(dtype).np)
 
 
+@tensor_args("input")
 def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """exp(x) / sum(exp(x)) along dim, with the max subtracted first (one op: SoftmaxBackward)."""
     if dim is None:
-        dim = _softmax_dim("softmax", input._data.ndim, _stacklevel)
+        dim = _softmax_dim("softmax", input._data.ndim)
     return act.softmax(_with_dtype(input, dtype), dim)
 
 
+@tensor_args("input")
 def softmin(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """softmax(-x) along dim."""
     if dim is None:
-        dim = _softmax_dim("softmin", input._data.ndim, _stacklevel)
+        dim = _softmax_dim("softmin", input._data.ndim)
     return act.softmax(ew.neg(_with_dtype(input, dtype)), dim)
 
 
+@tensor_args("input")
 def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
     """log(softmax(x)) along dim, as x - max - log(sum(exp(x - max))) (one op: LogSoftmaxBackward)."""
     if dim is None:
-        dim = _softmax_dim("log_softmax", input._data.ndim, _stacklevel)
+        dim = _softmax_dim("log_softmax", input._data.ndim)
     return act.log_softmax(_with_dtype(input, dtype), dim)
 
 
 # ---------------------------------------------------------------- dropout
 
+@tensor_args("input")
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability p and scale the rest by 1/(1-p), so the expected value is
     unchanged. The mask comes from the device's seeded generator (`tinygrad_lab.manual_seed`).
@@ -347,10 +376,12 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
 
 # ---------------------------------------------------------------- lookup
 
+@tensor_args("tensor")
 def one_hot(tensor, num_classes: int = -1):
     """(*, num_classes) int64 tensor with a 1 at each index (num_classes=-1: max + 1)."""
     if tensor._data.dtype != np.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+        raise RuntimeError(f"one_hot is only applicable to index tensor of type LongTensor. (It got "
+                           f"{tensor._data.dtype}; a LongTensor is int64.)")
     d = tensor._data
     if num_classes == -1:
         if d.size == 0:
@@ -360,11 +391,13 @@ def one_hot(tensor, num_classes: int = -1):
         if int(d.min()) < 0:
             raise RuntimeError("Class values must be non-negative.")
         if int(d.max()) >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
+            raise RuntimeError(f"Class values must be smaller than num_classes. (one_hot got {int(d.max())} "
+                               f"with num_classes={num_classes}.)")
     classes = creation.arange(num_classes, device=tensor._device)
     return ew.cast(ew.eq(mv.unsqueeze(tensor, -1), classes), np.int64)
 
 
+@tensor_args("input", "weight")
 def embedding(input, weight, padding_idx: int | None = None, max_norm: float | None = None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):
     """weight[input]: rows of `weight` (num_embeddings, dim) picked by integer indices; the gradient
@@ -391,8 +424,9 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
     idx = input._data
     if idx.size:  # read at once on the CPU, at the next sync on a GPU (no stall per lookup)
         dev = input._device
-        dev.backend.raise_if((idx.min() < 0) | (idx.max() >= n), lambda: IndexError("index out of range in self"),
-                             dev.index or 0)
+        dev.backend.raise_if((idx.min() < 0) | (idx.max() >= n), lambda: IndexError(
+            f"index out of range in self: embedding indices from {int(idx.min())} to {int(idx.max())} "
+            f"into a weight of {n} rows"), dev.index or 0)
     if max_norm is not None:
         _embedding_renorm_(weight, idx, float(max_norm), float(norm_type))
     out = ix.getitem(weight, input)
@@ -419,6 +453,7 @@ def _embedding_renorm_(weight, idx, max_norm: float, norm_type: float) -> None:
 
 # ---------------------------------------------------------------- normalization
 
+@tensor_args("input", "weight", "bias")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last len(normalized_shape) dims
     (biased variance, as PyTorch)."""
@@ -443,6 +478,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     return out
 
 
+@tensor_args("input")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):
     """Normalize each channel (dim 1) of (N, C, *) input. training=True uses the batch's mean and
@@ -465,10 +501,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     bshape = (1, c) + (1,) * (len(shape) - 2)
     axes = (0,) + tuple(range(2, len(shape)))
     if training:
-        mean = rd.mean(input, axes, keepdim=True)
-        centered = ew.sub(input, mean)
+        # float16 statistics are accumulated in float32, as PyTorch: float16 sums overflow at 65504
+        wide = ew.cast(input, np.float32) if input._data.dtype == np.float16 else input
+        mean = rd.mean(wide, axes, keepdim=True)
+        centered = ew.sub(wide, mean)
         sq_sum = rd.sum(ew.mul(centered, centered), axes, keepdim=True)
-        out = ew.mul(centered, ew.rsqrt(ew.add(ew.div(sq_sum, per_channel), eps)))
+        out = ew.cast(ew.mul(centered, ew.rsqrt(ew.add(ew.div(sq_sum, per_channel), eps))), input._data.dtype)
         if running_mean is not None or running_var is not None:
             with no_grad():
                 if running_mean is not None:
@@ -498,8 +536,7 @@ def _legacy_reduction(size_average, reduce) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = "mean" if size_average and reduce else "sum" if reduce else "none"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  stacklevel=3)
+    warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.")
     return ret
 
 
@@ -521,9 +558,9 @@ def _reduce(loss, reduction: str):
 
 def _warn_size(input, target) -> None:
     if input._data.shape != target._data.shape:
-        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
-                      f"This will likely lead to incorrect results due to broadcasting. Please ensure they have "
-                      f"the same size.", stacklevel=3)
+        warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+             f"This will likely lead to incorrect results due to broadcasting. Please ensure they have "
+             f"the same size.")
 
 
 def _pointwise_loss(loss, input, weight, reduction: str, weighted_mean: str):
@@ -539,6 +576,7 @@ def _pointwise_loss(loss, input, weight, reduction: str, weighted_mean: str):
     return _reduce(loss, reduction)
 
 
+@tensor_args("input", "target")
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
     """(input - target)**2, reduced ('mean' with a weight divides by the weights' sum, as PyTorch)."""
     _warn_size(input, target)
@@ -546,6 +584,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     return _pointwise_loss(ew.pow(ew.sub(input, target), 2), input, weight, reduction, "sum_weight")
 
 
+@tensor_args("input", "target")
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
     """|input - target|, reduced (gradient 0 where they are equal, as PyTorch)."""
     _warn_size(input, target)
@@ -553,6 +592,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
     return _pointwise_loss(ew.abs(ew.sub(input, target)), input, weight, reduction, "sum_weight")
 
 
+@tensor_args("input", "target")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
     """0.5 * z**2 / beta where z = |input - target| < beta, else z - 0.5 * beta (beta=0: l1_loss)."""
     _warn_size(input, target)
@@ -566,6 +606,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     return _reduce(loss, reduction)
 
 
+@tensor_args("input", "target")
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """0.5 * z**2 where z = |input - target| < delta, else delta * (z - 0.5 * delta)."""
     _warn_size(input, target)
@@ -584,6 +625,7 @@ def _check_target_dtype(target):
     return target
 
 
+@tensor_args("input", "target", "weight")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean"):
     """The negative log likelihood -input[n, target[n]] (input holds log-probabilities, classes in
@@ -606,7 +648,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
             raise ValueError(f"Expected input batch_size ({shape[0]}) to match target batch_size "
                              f"({tshape[0] if tshape else 1}).")
         if len(shape) == 2 and len(tshape) != 1:
-            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported (input of shape "
+                               f"{list(shape)}, target of shape {list(tshape)})")
         if len(shape) > 2 and tshape[1:] != shape[2:]:
             raise RuntimeError(f"Expected target size {[shape[0]] + list(shape[2:])}, got {list(tshape)}")
     n_classes = shape[0] if len(shape) == 1 else shape[1]
@@ -627,6 +670,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     return act.NllLoss.apply(input, target, weight, ignore_index, reduction)
 
 
+@tensor_args("input", "target", "weight")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0):
     """nll_loss(log_softmax(input, class dim), target): class indices (int64) for input (N, C),
@@ -703,6 +747,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, reduction, ls, cla
     return ew.div(total, count) if count else ew.mul(total, float("nan"))
 
 
+@tensor_args("input", "target", "weight")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
     """-(t * log(x) + (1 - t) * log(1 - x)) for probabilities x in [0, 1], each log clamped to >= -100
     (as PyTorch, so x = 0 or 1 gives finite values); weight scales each element."""
@@ -723,6 +768,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@tensor_args("input", "target", "weight")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None):
     """binary_cross_entropy(sigmoid(x), t) computed from the logits x without overflow:
@@ -745,6 +791,7 @@ def _xlogy_self(t):
     return ew.mul(t, ew.log(safe))
 
 
+@tensor_args("input", "target")
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
     """Pointwise KL divergence target * (log(target) - input), where input holds log-probabilities
     (target too, with log_target=True). 'batchmean' divides the sum by the batch size, which is
@@ -754,10 +801,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
         return ew.div(rd.sum(_kl_pointwise(input, target, log_target)), batch)
     reduction = _reduction(reduction, size_average, reduce)
     if reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
-                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
-                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
-                      stacklevel=2)
+        warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+             "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+             "'mean' will be changed to behave the same as 'batchmean' in the next major release.")
     return _reduce(_kl_pointwise(input, target, log_target), reduction)
 
 
@@ -767,6 +813,7 @@ def _kl_pointwise(input, target, log_target: bool):
     return ew.sub(_xlogy_self(target), ew.mul(target, input))
 
 
+@tensor_args("x1", "x2")
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """The p-norm of x1 - x2 + eps over the last dim (eps keeps the gradient finite at x1 == x2)."""
     diff = ew.add(ew.sub(x1, x2), eps)
@@ -796,6 +843,7 @@ def _raise_value_only(t, low: float):
     return ew.add(t, ew.sub(ew.clamp(fixed, min=low), fixed))
 
 
+@tensor_args("x1", "x2")
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """x1 · x2 / (max(||x1||, eps) · max(||x2||, eps)) along dim (the norms' gradients flow as if
     they were not raised to eps, as PyTorch's)."""
@@ -804,6 +852,7 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     return rd.sum(ew.mul(ew.div(x1, n1), ew.div(x2, n2)), dim)
 
 
+@tensor_args("input")
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
     """x / max(||x||_p, eps) along dim."""
     if out is not None:
@@ -814,6 +863,7 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
 _COSINE_EPS = 1e-12  # added to the squared norms, so a zero vector has cosine 0 with anything (as PyTorch)
 
 
+@tensor_args("input1", "input2", "target")
 def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
                           reduction: str = "mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1
@@ -832,6 +882,7 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, size_aver
     return _reduce(ew.add(pos, neg), reduction)
 
 
+@tensor_args("input1", "input2", "target")
 def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_average=None, reduce=None,
                         reduction: str = "mean"):
     """max(0, -target * (x1 - x2) + margin): target 1 wants x1 ranked above x2, -1 below."""
@@ -844,6 +895,7 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0.0, size_averag
     return _reduce(loss, reduction)
 
 
+@tensor_args("input", "target")
 def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """x where target is 1, max(0, margin - x) where it is -1 (other targets get both terms, as PyTorch)."""
@@ -853,6 +905,7 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     return _reduce(ew.add(below, itself), reduction)
 
 
+@tensor_args("anchor", "positive", "negative")
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with d = pairwise_distance; swap uses the smaller of
@@ -870,6 +923,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     return _reduce(ew.clamp(ew.add(ew.sub(d_pos, d_neg), margin), min=0.0), reduction)
 
 
+@tensor_args("input", "target")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
     """log(1 + exp(-target * x)), computed as softplus so it never overflows. Deviation: PyTorch
     computes log1p(exp(.)) directly, which is inf (with a nan gradient) once -target * x > ~89
@@ -878,6 +932,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     return _reduce(ew.neg(act.logsigmoid(ew.mul(target, input))), reduction)
 
 
+@tensor_args("input", "target", "weight")
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
                       reduction: str = "mean"):
     """Multi-class hinge loss: for each sample, sum over classes i != y of
@@ -917,6 +972,7 @@ def _class_scores(input, target, op: str):
     return x, y
 
 
+@tensor_args("input", "target", "weight")
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean"):
     """Per sample, the mean over classes of the binary cross-entropy of sigmoid(x) against
@@ -930,6 +986,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(ew.div(rd.sum(loss, class_dim), input._data.shape[class_dim]), reduction)
 
 
+@tensor_args("input", "target")
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean"):
     """Negative log likelihood of target ~ Poisson(rate): exp(x) - target * x when x is the log rate
@@ -947,6 +1004,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
     return _reduce(loss, reduction)
 
 
+@tensor_args("input", "target")
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
     """Negative log likelihood of target ~ Normal(input, var): (log(var) + (input - target)² / var) / 2
     (+ log(2π) / 2 with full). var has input's shape, or one value per row (a last dim of 1, or

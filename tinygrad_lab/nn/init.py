@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from .._warn import warn
 from ..autograd.grad_mode import no_grad
 
 
@@ -29,6 +30,14 @@ def _calculate_fan_in_and_fan_out(tensor) -> tuple[int, int]:
         raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
     receptive = math.prod(tensor.shape[2:])
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _no_elements(tensor) -> bool:
+    """A tensor without elements (nn.Linear(0, 4)'s weight) has a fan of 0: nothing to draw, as PyTorch says."""
+    if 0 in tensor.shape:
+        warn("Initializing zero-element tensors is a no-op")
+        return True
+    return False
 
 
 def _fan(tensor, mode: str) -> int:
@@ -78,6 +87,8 @@ def xavier_normal_(tensor, gain: float = 1.0):
 
 def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
     """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., 2015); nn.Linear's default uses a=sqrt(5)."""
+    if _no_elements(tensor):
+        return tensor
     gain = calculate_gain(nonlinearity, a)
     bound = gain * math.sqrt(3.0 / _fan(tensor, mode))
     return uniform_(tensor, -bound, bound)
@@ -85,5 +96,7 @@ def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: s
 
 def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu"):
     """N(0, std²) with std = gain / sqrt(fan)."""
+    if _no_elements(tensor):
+        return tensor
     gain = calculate_gain(nonlinearity, a)
     return normal_(tensor, 0.0, gain / math.sqrt(_fan(tensor, mode)))

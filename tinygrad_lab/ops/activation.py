@@ -27,7 +27,7 @@ from . import linalg as la
 from . import movement as mv
 from . import reduce as rd
 from .indexing import open_grid
-from .op import Op, constant
+from .op import Op, constant, tensor_args
 from .shapes import normalize_dim
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -86,6 +86,7 @@ class Erf(Op):
         return ew.mul(g, ew.mul(ew.exp(ew.neg(ew.mul(x, x))), _TWO_OVER_SQRT_PI))
 
 
+@tensor_args("x")
 def erf(x):
     """erf(x), elementwise, as torch.erf (integer inputs are computed in the default float dtype)."""
     if x._data.dtype.kind != "f":
@@ -162,11 +163,13 @@ def _along(fn, x, dim: int, op: str):
     return fn.apply(x, normalize_dim(dim, x._data.ndim, op))
 
 
+@tensor_args("x")
 def softmax(x, dim: int):
     """softmax along dim (one op)."""
     return _along(Softmax, x, dim, "softmax")
 
 
+@tensor_args("x")
 def log_softmax(x, dim: int):
     """log(softmax(x)) along dim, computed stably (one op)."""
     return _along(LogSoftmax, x, dim, "log_softmax")
@@ -265,6 +268,7 @@ class Elu(Op):
         return ew.Where.apply(constant(ctx, x._data > 0), g, neg_branch), None
 
 
+@tensor_args("x")
 def elu(x, alpha: float = 1.0):
     """ELU: x for x > 0, alpha * (exp(x) - 1) otherwise (one op)."""
     _float_input(x, "elu")
@@ -288,6 +292,7 @@ class LogSigmoid(Op):
         return ew.mul(g, ew.sigmoid(ew.neg(x)))
 
 
+@tensor_args("x")
 def logsigmoid(x):
     """log(sigmoid(x)), computed without overflow (one op)."""
     _float_input(x, "log_sigmoid")

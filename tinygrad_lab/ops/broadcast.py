@@ -11,7 +11,7 @@ import sys
 
 from .. import seams
 from ..autograd.function import check_result
-from .op import Op
+from .op import Op, tensor_args
 from .shapes import shape_arg
 
 
@@ -47,9 +47,10 @@ class SumTo(Op):
         return expand(g, ctx.input_shapes[0]), None
 
 
+@tensor_args("x")
 def expand(x, *shape):
     """Broadcast x to `shape` without copying, as torch.expand; -1 keeps a dim's size."""
-    shape = shape_arg(shape)
+    shape = shape_arg(shape, "expand")
     old = x._data.shape
     if len(shape) < len(old):
         raise RuntimeError(f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
@@ -69,6 +70,7 @@ def expand(x, *shape):
     return x if new == old else Expand.apply(x, new)
 
 
+@tensor_args("x")
 def broadcast_to(x, shape):
     """expand(x, shape), as torch.broadcast_to."""
     return expand(x, tuple(shape))

@@ -38,11 +38,11 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import seams
-from ..autograd.tensor_base import TensorBase, make
+from ..autograd.tensor_base import make
 from . import linalg
 from . import movement as mv
 from . import reduce as rd
-from .op import Op
+from .op import Op, tensor_args
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d",
            "max_pool1d", "max_pool2d"]
@@ -132,12 +132,14 @@ class ConvWeightGrad(Op):
         return dx, dg, None, None
 
 
+@tensor_args("input", "weight", "bias")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """1-d convolution (cross-correlation) as torch.nn.functional.conv1d: input (N, C, L) or (C, L),
     weight (O, C/groups, k); padding an int, 'valid' or 'same'."""
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@tensor_args("input", "weight", "bias")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """2-d convolution (cross-correlation) as torch.nn.functional.conv2d: input (N, C, H, W) or (C, H, W),
     weight (O, C/groups, kh, kw); stride/padding/dilation an int or a pair; padding also 'valid' or 'same'."""
@@ -229,6 +231,7 @@ class MaxPoolGather(Op):
         return MaxPoolInputGrad.apply(g, ctx.geo, ctx.gidx), None, None
 
 
+@tensor_args("input")
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     """1-d max pooling as torch.nn.functional.max_pool1d: input (N, C, L) or (C, L); padding is -inf;
@@ -236,6 +239,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@tensor_args("input")
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
     """2-d max pooling as torch.nn.functional.max_pool2d: input (N, C, H, W) or (C, H, W); stride defaults to
@@ -348,6 +352,7 @@ class AvgPoolInputGrad(Op):
         return AvgPool.apply(gg, ctx.geo), None
 
 
+@tensor_args("input")
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True):
     """1-d average pooling as torch.nn.functional.avg_pool1d: input (N, C, L) or (C, L); zero padding,
@@ -355,6 +360,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     return _avg_pool("avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
+@tensor_args("input")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None):
     """2-d average pooling as torch.nn.functional.avg_pool2d: input (N, C, H, W) or (C, H, W); stride defaults
@@ -395,11 +401,13 @@ def _avg_divisor(xp, geo, count_include_pad: bool, divisor_override, dtype):
 
 # ---------------------------------------------------------------- adaptive average pooling
 
+@tensor_args("input")
 def adaptive_avg_pool1d(input, output_size):
     """Average pooling to a fixed output length, as torch.nn.functional.adaptive_avg_pool1d."""
     return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
 
 
+@tensor_args("input")
 def adaptive_avg_pool2d(input, output_size):
     """Average pooling to a fixed output size (an int, a pair, None keeps that dim), as
     torch.nn.functional.adaptive_avg_pool2d: windows [floor(i*H/OH), ceil((i+1)*H/OH))."""
@@ -505,11 +513,6 @@ def _conv_pads(padding, spatial: int, kernel: tuple, dilation: tuple, stride: tu
 
 def _conv_operands(op: str, spatial: int, input, weight, bias) -> tuple:
     """Checked convolution operands: input (with a batch dim; and whether one was added)."""
-    if not isinstance(input, TensorBase) or not isinstance(weight, TensorBase):
-        raise TypeError(f"{op}(): input and weight must be Tensors, got {type(input).__name__} and "
-                        f"{type(weight).__name__}")
-    if bias is not None and not isinstance(bias, TensorBase):
-        raise TypeError(f"{op}(): bias must be a Tensor or None, got {type(bias).__name__}")
     x, unbatched = _batched(input, spatial, op)
     ws = weight._data.shape
     if len(ws) != spatial + 2:
@@ -554,8 +557,6 @@ def _positive(sizes: tuple, name: str, op: str) -> tuple:
 
 def _pool_args(op: str, x, spatial: int, kernel_size, stride, padding, dilation, ceil_mode):
     """Checked pooling arguments: the geometry."""
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): input must be a Tensor, got {type(x).__name__}")
     shape = x._data.shape
     if x._data.ndim not in (spatial + 1, spatial + 2) or any(s == 0 for s in shape[1:]):
         raise RuntimeError(f"{op}: expected a non-empty {spatial + 1}D (unbatched) or {spatial + 2}D (batched) "
@@ -598,8 +599,6 @@ def _pool_sizes(value, name: str, spatial: int, op: str, positive: bool = True) 
 
 def _adaptive_output_size(op: str, spatial: int, input, output_size) -> tuple:
     """Checked adaptive pooling arguments: the output size (None keeps that dim's size)."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): input must be a Tensor, got {type(input).__name__}")
     shape = input._data.shape
     if input._data.ndim not in (spatial + 1, spatial + 2):
         raise RuntimeError(f"{op}(): Expected {spatial + 1}D or {spatial + 2}D tensor, but got {list(shape)}")

@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.tensor_base import TensorBase, make
 from . import broadcast
-from .op import Op, constant
+from .op import Op, constant, tensor_args
 from .promotion import SCALARS, Cast, apply_binary, as_operand, binary_op, cast, promote  # noqa: F401 (Cast: ew.Cast)
 
 
@@ -83,7 +83,13 @@ class Pow(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = _arr(a) ** _arr(b)  # ndarray ** has fast paths for 2, 0.5, -1 that np.power lacks
+        try:
+            out = _arr(a) ** _arr(b)  # ndarray ** has fast paths for 2, 0.5, -1 that np.power lacks
+        except ValueError as e:  # an integer to a negative integer power: PyTorch's type, not NumPy's
+            if "negative integer powers" not in str(e):
+                raise
+            raise RuntimeError(f"{e} (pow of integers of shapes {list(np.shape(_arr(a)))} and "
+                               f"{list(np.shape(_arr(b)))}; use a float base)") from None
         ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
         return out
 
@@ -185,7 +191,7 @@ class Remainder(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return ctx.device.backend.remainder(_arr(a), _arr(b))
+        return ctx.device.backend.remainder(*_int_checked(ctx.xp, a, b, "remainder"))
 
     @staticmethod
     def backward(ctx, g):
@@ -225,10 +231,30 @@ Ge, ge = _comparison("Ge", "greater_equal")
 LogicalAnd, logical_and = _comparison("LogicalAnd", "logical_and")
 LogicalOr, logical_or = _comparison("LogicalOr", "logical_or")
 LogicalXor, logical_xor = _comparison("LogicalXor", "logical_xor")
-FloorDivide, _ = _comparison("FloorDivide", "floor_divide")
-BitwiseAnd, bitwise_and = _comparison("BitwiseAnd", "bitwise_and")
-BitwiseOr, bitwise_or = _comparison("BitwiseOr", "bitwise_or")
-BitwiseXor, bitwise_xor = _comparison("BitwiseXor", "bitwise_xor")
+FloorDivide = type("FloorDivide", (Op,), {
+    "differentiable": False, "__doc__": "Integer division rounding down (no gradient).",
+    "forward": staticmethod(lambda ctx, a, b: ctx.xp.floor_divide(*_int_checked(ctx.xp, a, b, "floor_divide"))),
+})
+
+
+def _bitwise(name: str, ufunc: str):
+    """A bitwise op: integer and bool tensors only (PyTorch's RuntimeError for floats, not NumPy's TypeError)."""
+    def forward(ctx, a, b):
+        a, b = _arr(a), _arr(b)
+        kind = ctx.xp.result_type(a, b)
+        if kind.kind not in "iub":
+            raise RuntimeError(f"{ufunc}(): not implemented for '{kind}' (bitwise ops take integer and bool "
+                               f"tensors; shapes {list(np.shape(a))} and {list(np.shape(b))})")
+        return getattr(ctx.xp, ufunc)(a, b)
+
+    cls = type(name, (Op,), {"differentiable": False, "forward": staticmethod(forward),
+                             "__doc__": f"Elementwise {ufunc} of integer and bool tensors (no gradient)."})
+    return cls, binary_op(cls, ufunc, doc=f"elementwise {ufunc} (no gradient)")
+
+
+BitwiseAnd, bitwise_and = _bitwise("BitwiseAnd", "bitwise_and")
+BitwiseOr, bitwise_or = _bitwise("BitwiseOr", "bitwise_or")
+BitwiseXor, bitwise_xor = _bitwise("BitwiseXor", "bitwise_xor")
 class IsClose(Op):
     """|a - b| <= atol + rtol * |b| elementwise (NaNs equal only with equal_nan), as torch.isclose."""
 
@@ -252,6 +278,7 @@ def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = F
     return bool(isclose(a, b, rtol, atol, equal_nan)._data.all())
 
 
+@tensor_args("a", "b")
 def equal(a, b) -> bool:
     """True if a and b have the same shape and the same elements, as torch.equal."""
     return a._data.shape == b._data.shape and bool(eq(a, b)._data.all())
@@ -259,9 +286,22 @@ def equal(a, b) -> bool:
 
 TruncDivide = type("TruncDivide", (Op,), {
     "differentiable": False, "__doc__": "Integer division rounding toward zero (no gradient).",
-    "forward": staticmethod(lambda ctx, a, b: (ctx.xp.sign(_arr(a)) * ctx.xp.sign(_arr(b))
-                                               * (ctx.xp.abs(_arr(a)) // ctx.xp.abs(_arr(b))))),
+    "forward": staticmethod(lambda ctx, a, b: _trunc_divide(ctx.xp, *_int_checked(ctx.xp, a, b, "div"))),
 })
+
+
+def _trunc_divide(xp, a, b):
+    return xp.sign(a) * xp.sign(b) * (xp.abs(a) // xp.abs(b))
+
+
+def _int_checked(xp, a, b, op: str) -> tuple:
+    """The arrays of an integer division's operands. A zero divisor is PyTorch's error there:
+    NumPy's answer, 0 with a warning, would be silently wrong (in floats it is inf or nan, as PyTorch)."""
+    a, b = _arr(a), _arr(b)
+    if xp.result_type(a, b).kind in "iu" and not xp.all(b != 0):
+        raise RuntimeError(f"ZeroDivisionError: integer {op} by zero (a divisor of {xp.result_type(a, b)} "
+                           f"{'shape ' + str(list(b.shape)) if hasattr(b, 'shape') else 'value 0'})")
+    return a, b
 
 
 class LogicalNot(Op):
@@ -274,6 +314,7 @@ class LogicalNot(Op):
         return ctx.xp.logical_not(a._data)
 
 
+@tensor_args("a")
 def logical_not(a):
     """Elementwise logical not, as torch.logical_not: True where a is zero/False (no gradient)."""
     return LogicalNot.apply(a)
@@ -291,6 +332,7 @@ class BitwiseNot(Op):
         return ctx.xp.invert(a._data)
 
 
+@tensor_args("a")
 def bitwise_not(a):
     """~a, as torch.bitwise_not: integer and bool tensors only (no gradient)."""
     return BitwiseNot.apply(a)
@@ -321,6 +363,7 @@ class Where(Op):
                 _unbroadcast(ctx, where(cond, 0.0, g), 2) if n[2] else None)
 
 
+@tensor_args("cond")
 def where(cond, a, b):
     """a where cond else b (gradient flows to the chosen side)."""
     if not isinstance(cond, TensorBase) or cond._data.dtype != np.bool_:
@@ -363,12 +406,13 @@ def _unary(name: str, compute, grad, doc: str, saves: str = "x", float_math: boo
         return cls.apply(x)
 
     op.__name__, op.__doc__ = name.lower(), doc
-    return cls, op
+    return cls, tensor_args("x")(op)
 
 
 Neg, _neg = _unary("Neg", lambda xp, x: -x, lambda x, out, g: neg(g), "-x", saves="", float_math=False)
 
 
+@tensor_args("x")
 def neg(x):
     """-x"""
     if x._data.dtype == np.bool_:
@@ -416,6 +460,7 @@ class Relu(Op):
         return Where.apply(constant(ctx, d > ctx.device.backend.zero(d.dtype)), g, 0.0)
 
 
+@tensor_args("x")
 def relu(x):
     """max(x, 0); gradient 1 where x > 0, else 0 (as PyTorch)."""
     return Relu.apply(x)
@@ -442,26 +487,31 @@ Trunc = _zero_grad("Trunc", lambda xp, x: xp.trunc(x), "round toward zero (zero 
 Round = _zero_grad("Round", lambda xp, x, decimals: xp.round(x, decimals), "round half to even (zero gradient)")
 
 
+@tensor_args("x")
 def sign(x):
     """-1, 0 or 1 by the sign of x, as torch.sign (zero gradient)."""
     return Sign.apply(x)
 
 
+@tensor_args("x")
 def floor(x):
     """Round down, as torch.floor (zero gradient); integer and bool tensors are returned as they are."""
     return Floor.apply(x) if x._data.dtype.kind == "f" else x
 
 
+@tensor_args("x")
 def ceil(x):
     """Round up, as torch.ceil (zero gradient); integer and bool tensors are returned as they are."""
     return Ceil.apply(x) if x._data.dtype.kind == "f" else x
 
 
+@tensor_args("x")
 def trunc(x):
     """Round toward zero, as torch.trunc (zero gradient); integer and bool tensors are returned as they are."""
     return Trunc.apply(x) if x._data.dtype.kind == "f" else x
 
 
+@tensor_args("x")
 def round(x, decimals: int = 0):
     """Round half to even to `decimals` places, as torch.round (zero gradient);
     integer and bool tensors are returned as they are."""
@@ -493,6 +543,7 @@ class Clamp(Op):
         return gx, glo, ghi
 
 
+@tensor_args("x")
 def clamp(x, min=None, max=None):
     """Limit values to [min, max] (numbers or tensors)."""
     if min is None and max is None:

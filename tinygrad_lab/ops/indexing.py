@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autograd.tensor_base import TensorBase
 from . import broadcast
-from .op import Op
+from .op import Op, tensor_args
 from .promotion import cast
 from .shapes import normalize_dim
 
@@ -122,13 +122,15 @@ class Gather(Op):
         return IndexAddInto.apply(g, ctx.input_shapes[0], tuple(full), False), None, None
 
 
+@tensor_args("x", "index")
 def gather(x, dim: int, index):
     """torch.gather: out[i][j] = x[i][index[i][j]] for dim=1; index is an int tensor of x's ndim, bounds-checked."""
     d = normalize_dim(dim, x._data.ndim, "gather")
     if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+        got = index._data.dtype if isinstance(index, TensorBase) else type(index).__name__
+        raise RuntimeError(f"gather(): Expected dtype int64 for index, got {got}")
     if index._data.ndim != x._data.ndim:
-        raise RuntimeError(f"Index tensor must have the same number of dimensions as input tensor "
+        raise RuntimeError(f"gather(): Index tensor must have the same number of dimensions as input tensor "
                            f"({index._data.ndim} vs {x._data.ndim})")
     for k, (i, n) in enumerate(zip(index._data.shape, x._data.shape)):
         if k != d and i > n:
@@ -214,8 +216,14 @@ def _key_part(x, k):
 
 
 def _index_error(x, key, err):
-    """NumPy's IndexError in PyTorch's words (a dimension, not an axis), with the tensor's shape."""
-    return IndexError(f"{str(err).replace(' axis ', ' dimension ')} (indexing a tensor of shape {list(x._data.shape)})")
+    """NumPy's indexing error in PyTorch's words (a dimension, not an axis), with the tensor's shape
+    (and a boolean mask's, as PyTorch names it)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    arrays = [getattr(k, "_data", k) for k in keys]
+    masks = [list(a.shape) for a in arrays if getattr(a, "dtype", None) == bool]
+    mask = f"The shape of the mask {masks[0]} does not match the shape of the indexed tensor: " if masks else ""
+    said = str(err).replace(" axis ", " dimension ")
+    return IndexError(f"{mask}{said} (indexing a tensor of shape {list(x._data.shape)})")
 
 
 def _split_ints(key: tuple):

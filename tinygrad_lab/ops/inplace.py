@@ -49,10 +49,19 @@ def _write(x, arr, op: str) -> None:
 
 
 def _raise_write_error(e: ValueError, out, arr, op: str):
-    if "read-only" in str(e):  # a NumPy array made read-only (from_numpy of one)
-        raise RuntimeError(f"the tensor's memory is read-only (in {op}); clone() it first") from None
+    if "read-only" in str(e):  # shared elements were refused before the write: this memory is read-only itself
+        raise _read_only(out, op) from None
     raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
                        f"{list(getattr(arr, 'shape', ()))} (in {op})") from None
+
+
+def _read_only(d, op: str) -> RuntimeError:
+    """A write into memory that is read-only itself: from_numpy of a read-only NumPy array (as
+    np.broadcast_to or a memory map gives)."""
+    shape = list(d.shape)
+    return RuntimeError(f"cannot write into a tensor of shape {shape} whose memory is read-only, in {op}. It shares "
+                        f"a read-only NumPy array (from_numpy of an array with flags.writeable False): clone() the "
+                        f"tensor, or pass a writable copy (array.copy()) to from_numpy.")
 
 
 def inplace(x, op: str, fn, *args):

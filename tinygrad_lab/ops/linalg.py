@@ -10,7 +10,7 @@ from __future__ import annotations
 from . import broadcast
 from . import elementwise as ew
 from . import movement as mv
-from .op import Op
+from .op import Op, tensor_args
 
 
 class Matmul(Op):
@@ -49,6 +49,7 @@ class Matmul(Op):
         return ga, gb
 
 
+@tensor_args("a", "b")
 def matmul(a, b):
     """Matrix product with NumPy's rules for 1-D and batched operands."""
     sa, sb = a._data.shape, b._data.shape

@@ -11,7 +11,7 @@ import math
 from ..autograd.tensor_base import TensorBase
 from .broadcast import Expand, broadcast_to, expand  # noqa: F401 (expand and broadcast_to are movement ops too)
 from .indexing import getitem
-from .op import Op
+from .op import Op, tensor_args, tensor_list
 from .promotion import promote
 from .shapes import normalize_dim, normalize_dims, shape_arg
 
@@ -61,12 +61,14 @@ def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
     return shape
 
 
+@tensor_args("x")
 def reshape(x, *shape, _fn=Reshape):
     """x in a new shape, as torch.reshape (one dim may be -1); x itself when the shape is unchanged."""
     shape = _infer_shape(shape_arg(shape), x._data.size, "reshape")
     return x if shape == x._data.shape else _fn.apply(x, shape)
 
 
+@tensor_args("x")
 def view(x, *shape):
     """Reshape without copying; like PyTorch, refuses non-contiguous tensors (use reshape)."""
     if not x._data.flags.c_contiguous:
@@ -76,6 +78,7 @@ def view(x, *shape):
     return reshape(x, *shape, _fn=View)
 
 
+@tensor_args("x")
 def squeeze(x, dim=None):
     """Remove size-1 dims (all, or those in `dim`), as torch.squeeze; other dims are left alone."""
     shape = x._data.shape
@@ -84,6 +87,7 @@ def squeeze(x, dim=None):
     return reshape(x, new, _fn=Squeeze)
 
 
+@tensor_args("x")
 def unsqueeze(x, dim: int):
     """Insert a size-1 dim at `dim` (which may be -1 for last), as torch.unsqueeze."""
     shape = list(x._data.shape)
@@ -92,6 +96,7 @@ def unsqueeze(x, dim: int):
     return Unsqueeze.apply(x, tuple(shape))
 
 
+@tensor_args("x")
 def flatten(x, start_dim: int = 0, end_dim: int = -1):
     """Merge dims start_dim..end_dim into one, as torch.flatten; a 0-d tensor gives shape (1,)."""
     shape = x._data.shape
@@ -128,9 +133,10 @@ class Transpose(Permute):
     """Swap two dims (a view). Backward: permute the gradient by the inverse order (the same swap)."""
 
 
+@tensor_args("x")
 def permute(x, *dims, _fn=Permute):
     """Reorder dims, as torch.permute (a view); x itself for the identity order."""
-    dims = shape_arg(dims) if dims else ()
+    dims = shape_arg(dims, "permute") if dims else ()
     n = x._data.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -142,6 +148,7 @@ def permute(x, *dims, _fn=Permute):
     return x if dims == tuple(range(n)) else _fn.apply(x, dims)
 
 
+@tensor_args("x")
 def transpose(x, dim0: int, dim1: int):
     """Swap dims dim0 and dim1, as torch.transpose (a view); a 0-d x is returned as is."""
     n = x._data.ndim
@@ -153,6 +160,7 @@ def transpose(x, dim0: int, dim1: int):
     return permute(x, tuple(dims), _fn=Transpose)
 
 
+@tensor_args("x")
 def t(x):
     """Transpose of a tensor with at most 2 dims."""
     if x._data.ndim > 2:
@@ -187,6 +195,7 @@ class Contiguous(Op):
         return g
 
 
+@tensor_args("x")
 def contiguous(x):
     """x itself when already C-contiguous, else a contiguous copy (as Tensor.contiguous)."""
     return x if x._data.flags.c_contiguous else Contiguous.apply(x)
@@ -211,12 +220,9 @@ class Cat(Op):
 
 def cat(tensors, dim: int = 0):
     """Join tensors along an existing dim (dtypes promoted, as PyTorch)."""
-    tensors = [t for t in tensors]
+    tensors = tensor_list(tensors, "cat", zero_dim=False)
     if not tensors:
         raise ValueError("cat(): expected a non-empty list of Tensors")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, TensorBase):
-            raise TypeError(f"cat(): expected a sequence of Tensors, but element {i} is {type(t).__name__}")
     # PyTorch skips legacy empty 1-D tensors of shape (0,)
     nonempty = [t for t in tensors if t._data.shape != (0,)] or tensors[:1]
     ref = nonempty[0]._data.shape
@@ -235,7 +241,7 @@ def cat(tensors, dim: int = 0):
 
 def stack(tensors, dim: int = 0):
     """Join equal-shaped tensors along a new dim."""
-    tensors = list(tensors)
+    tensors = tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     first = tensors[0]._data.shape
@@ -267,6 +273,7 @@ class Split(Op):
         return cat(grads, ctx.dim), None, None
 
 
+@tensor_args("x")
 def split(x, split_size_or_sections, dim: int = 0):
     """Pieces of x along dim: of equal size `split_size` (the last may be smaller) or of the listed sizes."""
     d = normalize_dim(dim, x._data.ndim, "split")
@@ -284,6 +291,7 @@ def split(x, split_size_or_sections, dim: int = 0):
     return tuple(Split.apply(x, sizes, d)) if len(sizes) > 1 else (x,)
 
 
+@tensor_args("x")
 def chunk(x, chunks: int, dim: int = 0):
     """Split into `chunks` pieces of size ceil(n / chunks) (fewer if n is small)."""
     if chunks <= 0:
@@ -312,6 +320,7 @@ class Flip(Op):
         return flip(g, ctx.dims), None
 
 
+@tensor_args("x")
 def flip(x, dims):
     """Reverse the order of elements along `dims` (required), as torch.flip."""
     if dims is None:
@@ -334,6 +343,7 @@ class Pad(Op):
         return getitem(g, key), None, None
 
 
+@tensor_args("x")
 def pad(x, pad, mode: str = "constant", value: float = 0.0):
     """Pad the last len(pad)//2 dims: pad = (left, right, top, bottom, ...) as torch.nn.functional.pad."""
     if mode != "constant":

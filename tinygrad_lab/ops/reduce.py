@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from .._warn import warn
 from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
 from .broadcast import SumTo, sum_to  # noqa: F401 (rd.SumTo, rd.sum_to: the unbroadcast of gradients)
-from .op import Op
+from .op import Op, tensor_args
 from .shapes import normalize_dim, normalize_dims
 
 
@@ -40,6 +41,7 @@ class Sum(Op):
         return _expand_back(ctx, g), None, None
 
 
+@tensor_args("x")
 def sum(x, dim=None, keepdim: bool = False, dtype=None):
     """Sum over dim (all by default), as torch.sum; bool and integers give int64; `dtype` casts x first."""
     if dtype is not None:
@@ -72,6 +74,7 @@ class Mean(Op):
         return _expand_back(ctx, ew.div(g, ctx.count)), None, None
 
 
+@tensor_args("x")
 def mean(x, dim=None, keepdim: bool = False):
     """Mean over dim (all by default), as torch.mean; like PyTorch, integer and bool inputs raise."""
     _float_only(x, "mean")
@@ -80,7 +83,8 @@ def mean(x, dim=None, keepdim: bool = False):
 
 class Prod(Op):
     """Product over dims. Backward: g times the product of the other elements (out / x, or
-    multiplied out explicitly when x has zeros), broadcast back over the reduced dims."""
+    multiplied out explicitly where out / x is wrong: x has zeros, or out under- or overflowed),
+    broadcast back over the reduced dims."""
 
     @staticmethod
     def forward(ctx, x, axes, keepdim):
@@ -93,9 +97,10 @@ class Prod(Op):
     def backward(ctx, g):
         x, out = ctx.saved_tensors
         xp = ctx.xp
-        if not bool(xp.any(x._data == 0)):
+        o = out._data
+        if bool(xp.all(xp.isfinite(o) & (o != 0))):
             others = ew.div(_expand_back(ctx, out), x)  # product of the other elements
-        else:  # with zeros, out / x is 0/0: multiply the others explicitly
+        else:  # a zero in x makes out / x 0/0, and so does out underflowing to 0: multiply the others out
             others = _prod_of_others(x, ctx.axes)
         return ew.mul(_expand_back(ctx, g), others), None, None
 
@@ -119,6 +124,7 @@ def _prod_of_others(x, axes):
     return mv.permute(back, inv)
 
 
+@tensor_args("x")
 def prod(x, dim=None, keepdim: bool = False):
     """Product over dim (all by default), as torch.prod."""
     return Prod.apply(x, normalize_dims(dim, x._data.ndim, "prod"), keepdim)
@@ -131,6 +137,18 @@ class ValuesIndices(NamedTuple):
     indices: TensorBase
 
 
+def _nonempty(op: str, shape: tuple, axes, whole=IndexError) -> None:
+    """PyTorch's error for a max/min/argmax over no elements (NumPy's 'empty sequence' otherwise):
+    a reduction over all of an empty tensor (`whole`), or over a dim of size 0 (IndexError)."""
+    if axes is None:
+        raise whole(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                    f"reduction dim with the 'dim' argument (input of shape {list(shape)}).")
+    for a in axes:
+        if shape[a] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size "
+                             f"(input of shape {list(shape)}).")
+
+
 class _ExtremumDim(Op):
     """max/min along one dim: values and the index of the first extreme element."""
 
@@ -140,6 +158,8 @@ class _ExtremumDim(Op):
     def forward(cls, ctx, x, dim, keepdim):
         xp = ctx.xp
         d = x._data
+        if d.size == 0:
+            _nonempty(cls.arg[3:], d.shape, (dim,))
         idx = getattr(xp, cls.arg)(d, axis=dim, keepdims=True).astype("int64", copy=False)
         values = xp.take_along_axis(d, idx, axis=dim)
         if not keepdim:
@@ -185,8 +205,7 @@ class _Extremum(Op):
         ctx.axes, ctx.keepdim = axes, keepdim
         d = x._data
         if d.size == 0:
-            raise RuntimeError(f"{cls.reduce}(): Expected reduction dim to be specified for input.numel() == 0. "
-                               f"Specify the reduction dim with the 'dim' argument.")
+            _nonempty("a" + cls.reduce if axes else cls.reduce, d.shape, axes, RuntimeError)
         out = getattr(d, cls.reduce)(axis=axes, keepdims=True)
         ctx.save_for_backward(d == out)
         return ctx.xp.asarray(out if keepdim else out.reshape([s for i, s in enumerate(d.shape)
@@ -213,16 +232,19 @@ class AMin(_Extremum):
     reduce = "min"
 
 
+@tensor_args("x")
 def amax(x, dim=None, keepdim: bool = False):
     """Max over dim (all by default), as torch.amax; tied maxima share the gradient evenly."""
     return AMax.apply(x, normalize_dims(dim, x._data.ndim, "amax"), keepdim)
 
 
+@tensor_args("x")
 def amin(x, dim=None, keepdim: bool = False):
     """Min over dim (all by default), as torch.amin; tied minima share the gradient evenly."""
     return AMin.apply(x, normalize_dims(dim, x._data.ndim, "amin"), keepdim)
 
 
+@tensor_args("x")
 def max(x, dim=None, keepdim: bool = False):
     """The largest element, or (values, indices) along `dim`; max(x, other) is maximum."""
     if isinstance(dim, TensorBase):
@@ -234,6 +256,7 @@ def max(x, dim=None, keepdim: bool = False):
     return ValuesIndices(*MaxDim.apply(x, normalize_dim(dim, x._data.ndim, "max"), keepdim))
 
 
+@tensor_args("x")
 def min(x, dim=None, keepdim: bool = False):
     """The smallest element, or (values, indices) along `dim`; min(x, other) is minimum."""
     if isinstance(dim, TensorBase):
@@ -256,6 +279,8 @@ class _ArgExtremum(Op):
     @classmethod
     def forward(cls, ctx, x, dim, keepdim):
         d = x._data
+        if d.size == 0:
+            _nonempty(cls.arg, d.shape, None if dim is None else (dim,))
         if dim is None:
             out = getattr(ctx.xp, cls.arg)(d)
             return ctx.xp.asarray(out).reshape((1,) * d.ndim if keepdim else ()).astype("int64")
@@ -274,32 +299,47 @@ class ArgMin(_ArgExtremum):
     arg = "argmin"
 
 
+@tensor_args("x")
 def argmax(x, dim=None, keepdim: bool = False):
     """Index of the max along dim, as torch.argmax; with dim=None, an index into the flattened tensor."""
     return ArgMax.apply(x, None if dim is None else normalize_dim(dim, x._data.ndim, "argmax"), keepdim)
 
 
+@tensor_args("x")
 def argmin(x, dim=None, keepdim: bool = False):
     """Index of the min along dim, as torch.argmin; with dim=None, an index into the flattened tensor."""
     return ArgMin.apply(x, None if dim is None else normalize_dim(dim, x._data.ndim, "argmin"), keepdim)
 
 
-def var(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
-    """Variance with Bessel's correction by default (correction=1, as PyTorch)."""
-    _float_only(x, "var")
+@tensor_args("x")
+def var(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None, _op: str = "var"):
+    """Variance with Bessel's correction by default (correction=1, as PyTorch); nan, with PyTorch's
+    warning, where n - correction is not positive (one element)."""
+    _float_only(x, _op)
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
-    axes = normalize_dims(dim, x._data.ndim, "var")
+    if x._data.dtype.name == "float16":  # accumulated in float32, as PyTorch: float16's sums overflow at 65504
+        return ew.cast(var(ew.cast(x, "float32"), dim, correction=correction, keepdim=keepdim, _op=_op), "float16")
+    axes = normalize_dims(dim, x._data.ndim, _op)
     n = _axes_size(x._data.shape, axes)
+    if n - correction <= 0:
+        warn(f"{_op}(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+             f"(input numel divided by output numel): {n} values, correction={correction} "
+             f"(input of shape {list(x._data.shape)})")
     centered = ew.sub(x, mean(x, axes, keepdim=True))
     return ew.div(sum(ew.mul(centered, centered), axes, keepdim), n - correction if n > correction else float("nan"))
 
 
+@tensor_args("x")
 def std(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
-    """Standard deviation, sqrt(var): Bessel's correction by default (correction=1, as PyTorch)."""
-    return ew.sqrt(var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    """Standard deviation, sqrt(var): Bessel's correction by default (correction=1, as PyTorch).
+    Where var is 0 (constant values) the gradient is 0, as PyTorch's, not sqrt's inf times 0 (nan)."""
+    v = var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased, _op="std")
+    zero = ew.eq(v, 0.0)
+    return ew.where(zero, 0.0, ew.sqrt(ew.where(zero, 1.0, v)))
 
 
+@tensor_args("x")
 def logsumexp(x, dim, keepdim: bool = False):
     """log(sum(exp(x))) along dim, computed without overflow."""
     _float_only(x, "logsumexp")
@@ -329,6 +369,7 @@ class Norm2(Op):
         return ew.mul(_expand_back(ctx, ew.div(g, safe)), x), None, None
 
 
+@tensor_args("x")
 def norm(x, p="fro", dim=None, keepdim: bool = False):
     """The p-norm over dim (all elements by default): p = 2/'fro', 1, inf, -inf or any number."""
     _float_only(x, "norm")
@@ -369,11 +410,13 @@ class Any(_Logical):
     reduce = "any"
 
 
+@tensor_args("x")
 def all(x, dim=None, keepdim: bool = False):
     """Whether all elements over dim (all by default) are nonzero, as torch.all."""
     return All.apply(x, normalize_dims(dim, x._data.ndim, "all"), keepdim)
 
 
+@tensor_args("x")
 def any(x, dim=None, keepdim: bool = False):
     """Whether any element over dim (all by default) is nonzero, as torch.any."""
     return Any.apply(x, normalize_dims(dim, x._data.ndim, "any"), keepdim)

@@ -1,6 +1,9 @@
 """Shape arguments as PyTorch takes them: dims that may be negative, sizes given as f(2, 3) or
-f((2, 3)). Plain functions on ints and tuples, used by every op family (no ops here)."""
+f((2, 3)), sizes and counts that must be whole numbers. Plain functions on ints and tuples, used
+by every op family, the factories and the layers' constructors (no ops here)."""
 from __future__ import annotations
+
+import operator
 
 
 def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
@@ -19,14 +22,61 @@ def normalize_dims(dim, ndim: int, op: str = "op"):
         return None
     if isinstance(dim, int):
         dim = (dim,)
+    elif not isinstance(dim, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'dim' must be int or tuple of ints, not {type(dim).__name__} ({dim!r})")
     axes = tuple(sorted(normalize_dim(d, ndim, op) for d in dim))
     if len(set(axes)) != len(axes):
         raise RuntimeError(f"{op}: dim {tuple(dim)} appears multiple times in the list of dims")
     return axes if ndim else ()
 
 
-def shape_arg(shape) -> tuple:
-    """Accept reshape(2, 3), reshape((2, 3)) and reshape([2, 3])."""
-    if len(shape) == 1 and not isinstance(shape[0], int):
+def whole(value, name: str, op: str) -> int:
+    """An int argument as PyTorch takes it: an int, a NumPy integer or a one-element integer tensor.
+    A float (even 2.0), a bool or anything else is PyTorch's TypeError: it is never rounded."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {type(value).__name__} ({value!r})")
+    try:
+        return operator.index(value)
+    except TypeError:  # a float tensor, or a tensor of several elements
+        raise TypeError(f"{op}(): argument '{name}' must be int, not {value!r}") from None
+
+
+def size(value, name: str, op: str) -> int:
+    """A size or a count (a layer's number of features, randperm's n): a whole number >= 0."""
+    n = whole(value, name, op)
+    if n < 0:
+        raise RuntimeError(f"{op}(): argument '{name}' must be non-negative, but got {n}")
+    return n
+
+
+def ints(shape: tuple, op: str, name: str = "size") -> tuple:
+    """Whole numbers given as f(2, 3), f((2, 3)) or f([2, 3]), as a tuple (a float among them is
+    PyTorch's TypeError, naming its position)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    for i, s in enumerate(shape):
+        if isinstance(s, bool) or not hasattr(type(s), "__index__"):
+            raise TypeError(f"{op}(): argument '{name}' must be a tuple of ints, but found element of type "
+                            f"{type(s).__name__} at pos {i} (got {tuple(shape)!r})")
+    return tuple(whole(s, name, op) for s in shape)
+
+
+def sizes(shape: tuple, op: str, name: str = "size") -> tuple:
+    """A tensor's shape given as f(2, 3), f((2, 3)) or f([2, 3]): whole numbers, each >= 0. Every
+    factory and every layer constructor takes its sizes through here (or `size`), so zeros(2.5, 3)
+    is a TypeError, not a [2, 3] tensor."""
+    out = ints(shape, op, name)
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"{op}(): Trying to create tensor with negative dimension {min(out)}: {list(out)}")
+    return out
+
+
+def shape_arg(shape, op: str = "reshape") -> tuple:
+    """Accept reshape(2, 3), reshape((2, 3)) and reshape([2, 3]); the op checks the values (-1 ...)."""
+    return ints(shape, op, "shape")
+
+
+def counts(op: str, **named) -> tuple:
+    """Several sizes by name, each a whole number >= 0: a layer's constructor checks its arguments
+    with `in_features, out_features = counts("Linear", in_features=..., out_features=...)`."""
+    return tuple(size(value, name, op) for name, value in named.items())

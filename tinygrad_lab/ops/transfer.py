@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..autograd.tensor_base import TensorBase, make
 from .broadcast import expand
-from .op import Op
+from .op import Op, tensor_args
 from .promotion import cast
 
 
@@ -21,11 +21,13 @@ class ToDevice(Op):
         return to_device(g, ctx.src), None
 
 
+@tensor_args("x")
 def to_device(x, device):
     """x on `device` (a differentiable copy); x itself when it is already there."""
     return x if x._device is device else ToDevice.apply(x, device)
 
 
+@tensor_args("x", "src", op="copy_")
 def copy_from(x, src):
     """src broadcast to x's shape, cast to x's dtype and moved to x's device (differentiable in src)."""
     src = cast(to_device(src, x._device), x._data.dtype)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ... import creation
 from ...autograd.tensor_base import TensorBase
+from ...ops.shapes import counts
 from .. import functional as F
 from .. import init as nn_init
 from ..parameter import Parameter
@@ -234,6 +235,7 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None) -> None:
         super().__init__()
+        (num_parameters,) = counts(type(self).__name__, num_parameters=num_parameters)
         self.num_parameters = num_parameters
         self.init = init
         self.weight = Parameter(creation.empty(num_parameters, device=device, dtype=dtype))

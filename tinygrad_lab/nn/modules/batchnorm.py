@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ... import creation, dtypes
 from ...autograd.tensor_base import TensorBase
+from ...ops.shapes import counts
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -21,6 +22,7 @@ class _NormBase(Module):
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
         super().__init__()
+        (num_features,) = counts(type(self).__name__, num_features=num_features)
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum

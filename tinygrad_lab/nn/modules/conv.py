@@ -10,6 +10,7 @@ from collections.abc import Iterable
 
 from ... import creation
 from ...autograd.tensor_base import TensorBase
+from ...ops.shapes import counts, sizes
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -36,6 +37,12 @@ class _ConvNd(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple, padding,
                  dilation: tuple, groups: int, bias: bool, padding_mode: str, device=None, dtype=None) -> None:
         super().__init__()
+        name = type(self).__name__
+        in_channels, out_channels, groups = counts(name, in_channels=in_channels, out_channels=out_channels,
+                                                   groups=groups)
+        kernel_size, stride = sizes(kernel_size, name, "kernel_size"), sizes(stride, name, "stride")
+        dilation = sizes(dilation, name, "dilation")
+        padding = padding if isinstance(padding, str) else sizes(padding, name, "padding")
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
         if in_channels % groups != 0:

@@ -5,6 +5,7 @@ import math
 
 from ... import creation
 from ...autograd.tensor_base import TensorBase
+from ...ops.shapes import counts
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -28,6 +29,7 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
         super().__init__()
+        in_features, out_features = counts(type(self).__name__, in_features=in_features, out_features=out_features)
         self.in_features = in_features
         self.out_features = out_features
         self.weight = Parameter(creation.empty((out_features, in_features), dtype=dtype, device=device))
@@ -59,6 +61,8 @@ class Bilinear(Module):
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
                  device=None, dtype=None) -> None:
         super().__init__()
+        in1_features, in2_features, out_features = counts(type(self).__name__, in1_features=in1_features,
+                                                          in2_features=in2_features, out_features=out_features)
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features

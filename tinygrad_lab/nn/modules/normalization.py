@@ -5,6 +5,7 @@ import numbers
 
 from ... import creation
 from ...autograd.tensor_base import TensorBase
+from ...ops.shapes import sizes
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -20,7 +21,7 @@ class LayerNorm(Module):
         super().__init__()
         if isinstance(normalized_shape, numbers.Integral):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = sizes((normalized_shape,), type(self).__name__, "normalized_shape")
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         if self.elementwise_affine:

@@ -26,6 +26,7 @@ from ... import creation
 from ...autograd.tensor_base import TensorBase
 from ...ops import elementwise as ew
 from ...ops import movement as mv
+from ...ops.shapes import counts, whole
 from .. import functional as F
 from .. import init
 from ..utils import rnn as rnn_utils
@@ -84,6 +85,7 @@ class RNNCellBase(Module):
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
                  device=None, dtype=None) -> None:
         super().__init__()
+        input_size, hidden_size = counts(type(self).__name__, input_size=input_size, hidden_size=hidden_size)
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
@@ -215,6 +217,8 @@ class RNNBase(Module):
             raise ValueError("input_size must be greater than zero")
         if hidden_size <= 0:
             raise ValueError("hidden_size must be greater than zero")
+        num_layers, proj_size = whole(num_layers, "num_layers", type(self).__name__), \
+            whole(proj_size, "proj_size", type(self).__name__)
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ... import creation
 from ...autograd.grad_mode import no_grad
 from ...autograd.tensor_base import TensorBase
+from ...ops.shapes import counts
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -23,6 +24,8 @@ class Embedding(Module):
                  sparse: bool = False, _weight: TensorBase | None = None, _freeze: bool = False,
                  device=None, dtype=None) -> None:
         super().__init__()
+        num_embeddings, embedding_dim = counts(type(self).__name__, num_embeddings=num_embeddings,
+                                               embedding_dim=embedding_dim)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         if padding_idx is not None:
