@@ -197,7 +197,7 @@ def _run(loss, seed) -> dict:
     """node -> (gradients received, gradients sent), as host arrays, in the order the nodes ran."""
     out = {}
     for step in backward_steps([loss], [seed], retain_graph=True):
-        out[step.node] = (_host(step.grad_outputs), _host(step.grad_inputs))
+        out[step.node] = _record(step)
     return out
 
 
@@ -205,10 +205,19 @@ def _run_catching(loss, seed) -> tuple:
     out = {}
     try:
         for step in backward_steps([loss], [seed], retain_graph=True):
-            out[step.node] = (_host(step.grad_outputs), _host(step.grad_inputs))
+            out[step.node] = _record(step)
     except Exception as e:  # the learner's code: reported, not raised
         return out, e
     return out, None
+
+
+def _record(step) -> tuple:
+    """(gradients received, gradients sent) of one step; a gradient sent to an input that needs none
+    goes nowhere (the engine drops it, as PyTorch does), so it is recorded as no gradient."""
+    sent = step.grad_inputs
+    if type(step.node) is not AccumulateGrad:
+        sent = tuple(None if e is None else g for e, g in zip(step.node.edges, sent))
+    return _host(step.grad_outputs), _host(sent)
 
 
 def _host(grads) -> tuple:
