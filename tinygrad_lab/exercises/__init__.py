@@ -14,11 +14,15 @@ from .build import (check_accumulate, check_adam_step, check_backward_order, che
 from .checks import (check_bug_report, check_classifier, check_fixed_op, check_function_backward, check_gradcheck,
                      check_linear, check_linear_init, check_momentum_helps, check_pairwise_sq_dists,
                      check_sgd_momentum, check_speedup)
+from .lessons import (check_attention, check_data_parallel, check_loss_gradient, check_resume, check_rnn,
+                      check_run_until_settled, check_tensorboard_logging, check_time_per_call, check_unroll)
 
-__all__ = ["check_accumulate", "check_adam_step", "check_backward_order", "check_batch_sampler", "check_bug_report",
-           "check_classifier", "check_evaluate", "check_fetch_batch", "check_fixed_op", "check_function_backward",
-           "check_grad_check", "check_gradcheck", "check_im2col", "check_layer_norm", "check_linear",
-           "check_linear_init", "check_matmul_backward", "check_momentum_helps", "check_numerical_grad",
-           "check_pairwise_sq_dists", "check_sgd_momentum", "check_sgd_step", "check_sigmoid_function",
-           "check_sigmoid_in_engine", "check_speedup", "check_train_epoch", "check_unbroadcast",
-           "check_unbroadcast_in_engine", "check_walk_in_engine"]
+__all__ = ["check_accumulate", "check_adam_step", "check_attention", "check_backward_order", "check_batch_sampler",
+           "check_bug_report", "check_classifier", "check_data_parallel", "check_evaluate", "check_fetch_batch",
+           "check_fixed_op", "check_function_backward", "check_grad_check", "check_gradcheck", "check_im2col",
+           "check_layer_norm", "check_linear", "check_linear_init", "check_loss_gradient", "check_matmul_backward",
+           "check_momentum_helps", "check_numerical_grad", "check_pairwise_sq_dists", "check_resume", "check_rnn",
+           "check_run_until_settled", "check_sgd_momentum", "check_sgd_step", "check_sigmoid_function",
+           "check_sigmoid_in_engine", "check_speedup", "check_tensorboard_logging", "check_time_per_call",
+           "check_train_epoch", "check_unbroadcast", "check_unbroadcast_in_engine", "check_unroll",
+           "check_walk_in_engine"]

@@ -441,8 +441,9 @@ def check_accumulate(accumulate: Callable, seed: int = 2) -> None:
     leaving total as it was, for random shapes; the engine's own is switched off meanwhile."""
     rng = np.random.default_rng(seed)
     for shape in ((), (3,), (2, 4)):
-        total, g = _float64(rng, shape), _float64(rng, shape)
+        total, g = _float64(rng, shape) * 1.0, _float64(rng, shape)  # as in the engine: total is no leaf
         before = _np(total).copy()
+
         with _switched_off({"engine.accumulate": engine.accumulate}) as called:
             try:
                 got = _call("accumulate", accumulate, total, g)
@@ -465,8 +466,12 @@ def check_accumulate(accumulate: Callable, seed: int = 2) -> None:
 @_build_check("backward_order / accumulate", "write both pieces first (the checks above say how)")
 def check_walk_in_engine(backward_order: Callable, accumulate: Callable, seed: int = 3) -> None:
     """With the learner's order and accumulate in the engine (seams "backward_order" and "accumulate"),
-    random programs get the gradients finite differences give."""
+    random programs get the gradients finite differences give (the two pieces pass their own checks
+    first: the engine's walk needs its own order meanwhile, so they are switched off there)."""
+    check_backward_order(backward_order)
+    check_accumulate(accumulate)
     rng = np.random.default_rng(seed)
+
     for n_ops in (3, 10, 25):
         leaves, program = _leaves_and_program(rng, n_ops)
         with seams.replace("backward_order", backward_order), seams.replace("accumulate", accumulate):
@@ -540,7 +545,8 @@ def _judge_matmul(a: Tensor, b: Tensor, g: np.ndarray) -> None:
         if t.grad is None or not _close(t.grad, want, rtol=1e-6, atol=1e-8):
             where = f"for a {list(av.shape)} @ b {list(bv.shape)}, the gradient of {name} is wrong"
             got = _np(t.grad) if t.grad is not None else None
-            if got is not None and got.shape == want.shape and np.allclose(got, np.swapaxes(want, -1, -2)):
+            transposed = np.swapaxes(want, -1, -2)
+            if got is not None and got.shape == want.shape == transposed.shape and np.allclose(got, transposed):
                 raise _hint(where, "it is the transpose of the right one: check the order of the product")
             raise _hint(f"{where}:\n got {_fmt(got) if got is not None else None}\nwant {_fmt(want)}",
                         "grad a = grad_output @ bᵀ and grad b = aᵀ @ grad_output hold for one matrix; for batches, "
@@ -757,8 +763,7 @@ def _judge_loader(cls) -> None:
                         f"{batches} in epoch {epoch}", "each epoch: every index once, in batches of 4 then 2")
 
 
-def _epochs(cls, n: int
-, bs: int, shuffle: bool, seed: int, drop: bool, epochs: int = 3) -> tuple:
+def _epochs(cls, n: int, bs: int, shuffle: bool, seed: int, drop: bool, epochs: int = 3) -> tuple:
     s = _call("EpochBatches", cls, n, bs, shuffle, seed, drop)
     return s, [[[int(i) for i in b] for b in _call("EpochBatches.__iter__", lambda: list(iter(s)))]
                for _ in range(epochs)]
@@ -774,6 +779,11 @@ def _judge_sampler(cls, n: int, bs: int, drop: bool) -> None:
                     "cut the order into batch_size pieces; the last is smaller, or left out with drop_last")
     if plain[0] != [list(range(k, k + m)) for k, m in zip(range(0, n, bs), sizes)]:
         raise _hint(f"{where}, shuffle=False gives {plain[0]}", "without shuffle the indices come in order")
+    _judge_shuffled(cls, n, bs, drop, where, kept)
+
+
+def _judge_shuffled(cls, n: int, bs: int, drop: bool, where: str, kept: int) -> None:
+    """Shuffled epochs: each a permutation (of the kept indices), fixed by the seed, new each epoch."""
     _, first = _epochs(cls, n, bs, True, 7, drop)
     _, again = _epochs(cls, n, bs, True, 7, drop)
     _, other = _epochs(cls, n, bs, True, 8, drop)
