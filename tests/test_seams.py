@@ -239,6 +239,22 @@ def test_an_ops_backward():
     assert "node 2 (Mul)" in repr(result) and "sent to b" in repr(result)
 
 
+def test_a_gradient_for_an_input_that_needs_none_is_no_difference():
+    """The engine drops what a backward sends to an input that needs no gradient (as PyTorch does): a
+    learner's matmul backward that computes both gradients always agrees there; its real mistake (the
+    transpose of b's gradient, square weights) is the first difference, at the matmul with w2."""
+    tl.manual_seed(0)
+    x, w1, w2 = tl.randn(4, 3), tl.randn(3, 3, requires_grad=True), tl.randn(3, 3, requires_grad=True)
+    loss = ((x @ w1).tanh() @ w2).pow(2).mean()
+    assert compare(loss, "Matmul.backward", lambda ctx, g: (g @ ctx.saved_tensors[1].T,
+                                                            ctx.saved_tensors[0].T @ g)).identical
+    result = compare(loss, "Matmul.backward", lambda ctx, g: (g @ ctx.saved_tensors[1].T, g.T @ ctx.saved_tensors[0]),
+                     params={"w1": w1, "w2": w2})
+    assert result.first.graph_node.op == "Matmul" and result.first.argument == "b"
+    assert result.first.graph_node.inputs[1][0] == next(n.id for n in result.graph if n.name == "w2")
+    np.testing.assert_allclose(result.first.got, result.first.expected.T)
+
+
 def test_a_learners_backward_is_checked_like_a_user_functions():
     a = tl.tensor([1.0, 2.0], requires_grad=True)
     with seams.replace(Mul, lambda ctx, g: g):

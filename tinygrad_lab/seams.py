@@ -10,6 +10,7 @@ and the real engine runs it.
         loss.backward()                          # the engine adds gradients with my_accumulate
     seams.reference("accumulate")                # the engine's own, one call away
     seams.names()                                # every seam there is
+    seams.replaced()                             # the replacements in force in this thread
 
 The seams (`seams.get(name).doc` says more):
 
@@ -159,6 +160,13 @@ def current(target: str | type) -> Callable:
     seam = get(target)
     stack = _replaced.stacks.get(seam.name)
     return stack[-1] if stack else seam.reference
+
+
+def replaced() -> dict[str, Callable]:
+    """The seams replaced in this thread now: name -> the innermost replacement, as it was given to
+    `replace` (e.g. for a stepper made inside a `with` block to keep running the learner's pieces)."""
+    return {name: getattr(stack[-1], "__wrapped__", stack[-1]) if _seams[name].adapt is not None else stack[-1]
+            for name, stack in _replaced.stacks.items() if stack}
 
 
 def in_force(*targets: str | type) -> bool:

@@ -1,7 +1,7 @@
 // GraphView: shows an SVG drawn by Graphviz (the `svg` trait, computed in Python by
 // tinygrad_lab.graph) and sends clicks back through the `selected` trait. Python answers
 // with `details`; `highlighted` / `highlighted_edges` mark nodes and edges by their
-// Graphviz <title>. The toolbar's toggles set the drawing traits (show_values, show_grads,
+// Graphviz <title>, `marked` (red) the first node where a learner's piece differs. The toolbar's toggles set the drawing traits (show_values, show_grads,
 // cluster_modules, collapse_depth) and Python redraws. No engine logic here.
 //
 // Fit and follow: the drawing is scaled to fit the frame's width (never above 100%) when it is
@@ -160,8 +160,8 @@ function render({ model, el: root }) {
   }
 
   function follow() {
-    // keep the first highlighted node (the stepper's current one) inside the frame
-    const target = (model.get("highlighted") || [])[0];
+    // keep the first highlighted node (the stepper's current one), else the marked one, inside the frame
+    const target = (model.get("highlighted") || [])[0] || (model.get("marked") || [])[0];
     if (!target) return;
     const g = [...canvas.querySelectorAll("g.node")].find((n) => titleOf(n) === target);
     if (!g) return;
@@ -187,7 +187,11 @@ function render({ model, el: root }) {
   function markHighlights() {
     const nodes = new Set(model.get("highlighted") || []);
     const edges = new Set(model.get("highlighted_edges") || []);
-    canvas.querySelectorAll("g.node").forEach((g) => g.classList.toggle("tl-hl", nodes.has(titleOf(g))));
+    const marked = new Set(model.get("marked") || []);
+    canvas.querySelectorAll("g.node").forEach((g) => {
+      g.classList.toggle("tl-hl", nodes.has(titleOf(g)));
+      g.classList.toggle("tl-diff", marked.has(titleOf(g)));
+    });
     canvas.querySelectorAll("g.edge").forEach((g) => g.classList.toggle("tl-hl", edges.has(titleOf(g))));
   }
 
@@ -258,6 +262,7 @@ function render({ model, el: root }) {
   model.on("change:svg", drawSvg);
   model.on("change:highlighted", () => { markHighlights(); follow(); });
   model.on("change:highlighted_edges", markHighlights);
+  model.on("change:marked", () => { markHighlights(); follow(); });
   model.on("change:selected", markSelected);
   model.on("change:details", drawDetails);
   model.on("change:error", drawError);

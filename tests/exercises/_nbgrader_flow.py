@@ -30,6 +30,9 @@ HERE = Path(__file__).resolve().parent
 SOURCE = HERE.parents[1] / "notebooks" / "exercises"
 EXERCISES = sorted(p.stem for p in SOURCE.glob("*.ipynb"))
 N_SHARDS = len(list(HERE.glob("test_nbgrader_flow_*.py")))
+# one autograde run grades a whole shard (~35 s an exercise on a quiet machine, three to a shard): more
+# than the suite's 300 s per test when the machine is busy
+pytestmark = pytest.mark.timeout(1200)
 
 
 def nbgrader_meta(cell) -> dict:

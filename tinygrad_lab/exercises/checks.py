@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import time
 from collections.abc import Callable, Iterator, Sequence
 
@@ -103,6 +104,46 @@ def _refusing(targets: Sequence[tuple[object, str]]) -> Iterator[list[str]]:
 
 
 _MISSING = object()
+_SWITCHED_OFF_CALLS: list[str] = []  # what a switched-off engine function records when it is called
+
+
+def _raising_code(label: str, n_free: int):
+    """The code of a function that records a call to `label` and raises _LibraryUsed, with `n_free`
+    free variables (a function's code can only be swapped for code with as many)."""
+    free = [f"_free{i}" for i in range(n_free)]
+    keep = f"        (lambda: ({', '.join(free)},))\n" if free else ""
+    source = ("def _outer():\n" + "".join(f"    {v} = None\n" for v in free)
+              + "    def switched_off(*args, **kwargs):\n" + keep
+              + "        from tinygrad_lab.exercises import checks\n"
+              + f"        checks._SWITCHED_OFF_CALLS.append({label!r})\n"
+              + f"        raise checks._LibraryUsed({label + ' is switched off while the check runs your code'!r})\n"
+              + "    return switched_off\n")
+    scope: dict = {}
+    exec(compile(source, f"<switched off: {label}>", "exec"), scope)
+    return scope["_outer"]().__code__
+
+
+@contextlib.contextmanager
+def _switched_off(functions: dict[str, Callable]) -> Iterator[list[str]]:
+    """While the block runs, each engine function (label -> function) raises _LibraryUsed however a
+    learner's code reaches it: by its module's name, a name imported earlier, `seams.reference(...)`.
+    Its code is swapped, so every reference to the function object is switched off, and put back
+    after. Yields the labels called (recorded: a learner's `except Exception` cannot hide a call)."""
+    saved = []
+    start = len(_SWITCHED_OFF_CALLS)
+    try:
+        for label, f in functions.items():
+            f = inspect.unwrap(f.__func__ if isinstance(f, (staticmethod, classmethod)) else f)
+            saved.append((f, f.__code__))
+            f.__code__ = _raising_code(label, len(f.__code__.co_freevars))
+        called: list[str] = []
+        yield called
+    finally:
+        for f, code in reversed(saved):
+            f.__code__ = code
+        called_now = _SWITCHED_OFF_CALLS[start:]
+        del _SWITCHED_OFF_CALLS[start:]
+    called.extend(dict.fromkeys(called_now))
 
 
 @contextlib.contextmanager

@@ -31,8 +31,15 @@ from ..autograd.tensor_base import TensorBase, make
 from .capture import capture
 from .model import Graph
 from .nodes import GraphNode, arg_name
+from .source import Source, backward_source, function_source
 
 _BACKWARD_SEAMS = ("unbroadcast", "backward_order", "accumulate", "im2col")
+_WHERE_IT_RUNS = {
+    "unbroadcast": "it runs inside the backward of every op whose inputs were broadcast (add, mul, matmul, ...)",
+    "backward_order": "it ran once, before the first node: it decided the order of every step",
+    "accumulate": "it runs wherever two gradients meet: a tensor that fed several ops",
+    "im2col": "it runs inside the convolution's backward, which recomputes the columns",
+}
 
 
 class Difference(NamedTuple):
@@ -72,21 +79,74 @@ class Difference(NamedTuple):
                 f"(max error {self.max_error:.3g})")
 
 
+class NodeComparison(NamedTuple):
+    """One node of the engine's pass, side by side with the learner's (what the comparison stepper shows).
+
+    index       the step of the engine's pass
+    node        the engine's node; `graph_node` the same node in `Comparison.graph`
+    op          its op's name ("AccumulateGrad" for a leaf)
+    received    ((expected, got), ...) per output: the gradient that reached it in each pass
+    sent        ((argument, expected, got), ...) per input: the gradient it sent on in each pass
+    ran         whether the learner's pass ran this node at all
+    max_error   the largest absolute difference among them (inf: a shape or a gradient missing)
+    agrees      every one of them the same within the comparison's tolerance
+    """
+
+    index: int
+    node: Any
+    graph_node: GraphNode | None
+    op: str
+    received: tuple
+    sent: tuple
+    ran: bool
+    max_error: float
+    agrees: bool
+
+    @property
+    def where(self) -> str:
+        return _where(self.graph_node, self.node)
+
+
 class Comparison:
     """What `compare` found. True when every gradient matched (within rtol/atol).
 
     seam       the seam's name
+    fn         the learner's function that ran in the seam's place
     graph      the captured graph of the loss (names the nodes as the graph view does)
     steps      how many nodes the engine's pass ran
     first      the first Difference, in the engine's order (None: none)
+    nodes      a NodeComparison for each node of the engine's pass, in its order
     error      what the learner's piece raised, if it raised; `failed_at` the node it was running
     identical  every gradient equal bit for bit (not only within tolerance)
     """
 
     def __init__(self, seam: str, graph: Graph, steps: int, first: Difference | None, identical: bool,
-                 error: BaseException | None = None, failed_at: Any = None):
+                 error: BaseException | None = None, failed_at: Any = None, nodes: tuple = (),
+                 fn: Callable | None = None):
         self.seam, self.graph, self.steps, self.first = seam, graph, steps, first
         self.identical, self.error, self.failed_at = identical, error, failed_at
+        self.nodes, self.fn = nodes, fn
+
+    def sources(self, at: NodeComparison) -> tuple[Source | None, Source | None, str]:
+        """(the learner's code, the engine's code, a note) for what ran at node `at`: an op's backward
+        at that op's nodes (each gradient's line marked); the piece itself for the other seams."""
+        op_seam = self.seam.endswith(".backward")
+        if op_seam and at.op != self.seam[:-len(".backward")]:
+            return None, None, f"this node ran the engine's own {at.op}.backward: your {self.seam} runs at the " \
+                               f"{self.seam[:-len('.backward')]} nodes"
+        if op_seam:
+            fn = at.node.fn
+            return backward_source(fn, self.fn), backward_source(fn, seams.reference(self.seam)), ""
+        return function_source(self.fn), function_source(seams.reference(self.seam)), _WHERE_IT_RUNS[self.seam]
+
+    @property
+    def first_index(self) -> int | None:
+        """The step of the first node that differs (or that was running when the learner's piece raised)."""
+        if self.first is not None:
+            return self.first.index
+        if self.failed_at is not None:
+            return next((n.index for n in self.nodes if n.node is self.failed_at), None)
+        return None
 
     def __bool__(self) -> bool:
         return self.first is None and self.error is None
@@ -127,7 +187,8 @@ def compare(loss: TensorBase, seam: str | type, fn: Callable, *, gradient: Tenso
     if error is not None:  # the node it was running: the engine's first one it did not finish
         failed_at = next((node for node in reference if node not in learner), None)
         first = None
-    return Comparison(name, graph, len(reference), first, identical and error is None, error, failed_at)
+    nodes = tuple(_side_by_side(graph, reference, learner, rtol, atol))
+    return Comparison(name, graph, len(reference), first, identical and error is None, error, failed_at, nodes, fn)
 
 
 # ---------------------------------------------------------------- running the two passes
@@ -136,7 +197,7 @@ def _run(loss, seed) -> dict:
     """node -> (gradients received, gradients sent), as host arrays, in the order the nodes ran."""
     out = {}
     for step in backward_steps([loss], [seed], retain_graph=True):
-        out[step.node] = (_host(step.grad_outputs), _host(step.grad_inputs))
+        out[step.node] = _record(step)
     return out
 
 
@@ -144,10 +205,19 @@ def _run_catching(loss, seed) -> tuple:
     out = {}
     try:
         for step in backward_steps([loss], [seed], retain_graph=True):
-            out[step.node] = (_host(step.grad_outputs), _host(step.grad_inputs))
+            out[step.node] = _record(step)
     except Exception as e:  # the learner's code: reported, not raised
         return out, e
     return out, None
+
+
+def _record(step) -> tuple:
+    """(gradients received, gradients sent) of one step; a gradient sent to an input that needs none
+    goes nowhere (the engine drops it, as PyTorch does), so it is recorded as no gradient."""
+    sent = step.grad_inputs
+    if type(step.node) is not AccumulateGrad:
+        sent = tuple(None if e is None else g for e, g in zip(step.node.edges, sent))
+    return _host(step.grad_outputs), _host(sent)
 
 
 def _host(grads) -> tuple:
@@ -191,6 +261,20 @@ def _first_difference(graph: Graph, reference: dict, learner: dict, rtol: float,
                     argument = arg_name(node.fn, i) if what == "sent" and node.fn is not None else ""
                     return Difference(index, node, gnode, what, i, argument, a, b, error), False
     return None, identical
+
+
+def _side_by_side(graph: Graph, reference: dict, learner: dict, rtol: float, atol: float):
+    """A NodeComparison for each node of the engine's pass, in its order."""
+    for index, (node, (received, sent)) in enumerate(reference.items()):
+        ran = node in learner
+        theirs_received, theirs_sent = learner[node] if ran else ((None,) * len(received), (None,) * len(sent))
+        pairs = list(zip(received, theirs_received)) + list(zip(sent, theirs_sent))
+        checked = [_agree(a, b, rtol, atol) for a, b in pairs]
+        names = tuple(arg_name(node.fn, i) if node.fn is not None else "" for i in range(len(sent)))
+        yield NodeComparison(index, node, graph.node_of(node), "AccumulateGrad" if node.fn is None else node.fn.__name__,
+                             tuple(zip(received, theirs_received)), tuple(zip(names, sent, theirs_sent)), ran,
+                             max((e for _, e in checked), default=0.0) if ran else float("inf"),
+                             ran and all(same for same, _ in checked))
 
 
 def _agree(a, b, rtol: float, atol: float) -> tuple:

@@ -32,7 +32,8 @@ PALETTE = {
 }
 # colours of what is not a kind of box: gradients (text, current node, edges carrying them),
 # what ops saved, text that says something is unknown, and the widgets' selection outline
-COLORS = {"grad": "#c2410c", "saved": "#0f766e", "muted": "#6b7280", "selected": "#c026d3", "edge": "#6b7280"}
+COLORS = {"grad": "#c2410c", "saved": "#0f766e", "muted": "#6b7280", "selected": "#c026d3", "edge": "#6b7280",
+          "differs": "#dc2626"}
 _SHAPES = {
     "input": 'shape=box, style="filled"',
     "parameter": 'shape=box, style="filled"',
@@ -58,8 +59,10 @@ LEGEND = {
     "saved": "saved: what backward needs",
     "grad": "grad: gradient of the output",
     "current": "current backward step",
+    "differs": "first difference: your piece's gradients differ here",
 }
 HIGHLIGHT = f'penwidth=3, color="{COLORS["grad"]}"'
+MARK = f'penwidth=4, color="{COLORS["differs"]}"'  # the comparison's first difference
 
 
 class Drawing(NamedTuple):
@@ -87,17 +90,19 @@ class GraphvizNotFound(RuntimeError):
 
 def draw(graph: DrawnGraph, *, show_values: bool = False, show_grads: bool = False, show_saved: bool = True,
          cluster_modules: bool = False, collapse: Sequence[str] | int | None = None,
-         max_nodes: int | None = 300, highlight: int | None = None, legend: bool = True) -> Drawing:
+         max_nodes: int | None = 300, highlight: int | None = None, mark: int | None = None,
+         legend: bool = True) -> Drawing:
     """The DOT source of `graph` and the legend rows it uses (options: see `to_dot`)."""
     view = summarise(graph, collapse, max_nodes)
     labeller = _Labeller(graph, show_values, show_grads, show_saved)
     names = [_box_name(b) for b in view.boxes]
     current = view.box_of[highlight] if highlight is not None else None
+    marked = view.box_of[mark] if mark is not None else None
     lines, used, outputs = [], set(), graph.output_ids()
     for i, box in enumerate(view.boxes):
         kind = _style_kind(graph, box, outputs)
         used.add(kind)
-        extra = f", {HIGHLIGHT}" if i == current else ""
+        extra = f", {MARK}" if i == marked else f", {HIGHLIGHT}" if i == current else ""
         lines.append((box.cluster if cluster_modules else None,
                       f'{names[i]} [label=<{labeller.label(box)}>, {STYLES[kind]}{extra}]'))
     out = ["digraph tinygrad_lab {",
@@ -110,6 +115,8 @@ def draw(graph: DrawnGraph, *, show_values: bool = False, show_grads: bool = Fal
     used |= labeller.shown
     if current is not None:
         used.add("current")
+    if marked is not None:
+        used.add("differs")
     rows = tuple(k for k in LEGEND if k in used)
     if legend and rows:
         out.append(_legend(rows))
@@ -129,6 +136,7 @@ def to_dot(graph: DrawnGraph, **options) -> str:
     collapse                  module names (as `named_modules()` spells them) or a depth to fold into one box
     max_nodes                 above this many boxes, summarise (see `summarise`); None: never
     highlight                 a node id to mark, e.g. the backward stepper's current node
+    mark                      a node id to mark in red, dashed: the first node where a learner's piece differs
     legend                    draw the legend (only the rows the drawing uses)
     """
     return draw(graph, **options).dot
@@ -327,8 +335,8 @@ def _legend(rows: tuple) -> str:
         if kind in PALETTE:
             fill, border = PALETTE[kind]
             swatch = f'<td bgcolor="{fill}" color="{border}" border="1" width="14"> </td>'
-        elif kind == "current":
-            swatch = f'<td bgcolor="#ffffff" color="{COLORS["grad"]}" border="2" width="14"> </td>'
+        elif kind in ("current", "differs"):
+            swatch = f'<td bgcolor="#ffffff" color="{COLORS["grad" if kind == "current" else kind]}" border="2" width="14"> </td>'
         else:  # a word in its colour, as the labels write it: "saved", "grad"
             word, _, rest = text.partition(":")
             swatch, text = "<td></td>", f'<font color="{COLORS[kind]}">{word}</font>:{rest}'

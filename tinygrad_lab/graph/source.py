@@ -14,8 +14,10 @@ import ast
 import inspect
 import os
 import textwrap
+from collections.abc import Callable
 from typing import NamedTuple
 
+from .. import seams
 from .nodes import arg_name
 
 
@@ -49,10 +51,14 @@ class Source(NamedTuple):
         return "\n".join(out)
 
 
-def backward_source(fn: type) -> Source | None:
+def backward_source(fn: type, backward: Callable | None = None) -> Source | None:
     """The source of Function `fn`'s backward with each argument's gradient line marked (None when
-    Python cannot find the source, e.g. a function typed into an interactive prompt)."""
-    func = getattr(fn, "backward", None)
+    Python cannot find the source, e.g. a function typed into an interactive prompt). `backward`:
+    the function that ran as its backward, e.g. a learner's in the op's place (`tinygrad_lab.seams`);
+    by default the one in force now (`seams.current`), the op's own where nobody replaced it."""
+    func = backward if backward is not None else _current_backward(fn)
+    if func is not None:
+        func = inspect.unwrap(func)  # a learner's function, not the seam's checking wrapper around it
     src = _read(func)
     if src is None:
         return None
@@ -61,6 +67,24 @@ def backward_source(fn: type) -> Source | None:
     marks = _gradient_lines(tree, fn) if tree is not None else {}
     helpers = tuple(h for h in (_helper(func, tree, marks, name) for name in _closure_calls(func, tree)) if h)
     return Source(name, file, start, tuple(text.splitlines()), marks, helpers)
+
+
+def function_source(func: Callable) -> Source | None:
+    """The source of any function (e.g. a learner's piece that replaced a seam), nothing marked."""
+    src = _read(inspect.unwrap(func))
+    if src is None:
+        return None
+    name, file, start, text = src
+    return Source(name, file, start, tuple(text.splitlines()), {})
+
+
+def _current_backward(fn: type) -> Callable | None:
+    """What runs as `fn`'s backward in this thread now: a learner's replacement, or `fn.backward`."""
+    try:
+        seam = seams.get(f"{getattr(fn, '__name__', '')}.backward")
+    except KeyError:  # a learner's own Function: no seam
+        return getattr(fn, "backward", None)
+    return seams.current(seam.name) if seam.owner is fn else getattr(fn, "backward", None)
 
 
 def _read(func) -> tuple | None:

@@ -5,11 +5,18 @@ the one `Tensor.backward()` drains), so what a student steps through is exactly
 what runs: after `run()` every leaf's `.grad` is bit for bit what `backward()`
 gives. The graph is retained, so `reset()` restores the leaves' gradients and
 starts a fresh pass, and `back()` replays all steps but the last.
+
+A stepper made while a learner's pieces replace the engine's (`tinygrad_lab.seams`) keeps
+running them at every step, also after the `with` block has ended (a widget steps when its
+buttons are pressed), and a step's `source()` is the code of the backward that ran: the
+learner's where theirs replaced the op's.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Mapping
 
+from .. import seams
 from ..autograd.api import _seed_grads
 from ..autograd.engine import BackwardStep, _graph_nodes, backward_steps
 from ..autograd.function import AccumulateGrad, edge
@@ -28,10 +35,12 @@ class Step:
     raw    the engine's BackwardStep
     """
 
-    __slots__ = ("index", "node", "raw", "_graph")
+    __slots__ = ("index", "node", "raw", "_graph", "_ran")
 
-    def __init__(self, index: int, node: GraphNode | None, raw: BackwardStep, graph: Graph):
+    def __init__(self, index: int, node: GraphNode | None, raw: BackwardStep, graph: Graph,
+                 ran: Callable | None = None):
         self.index, self.node, self.raw, self._graph = index, node, raw, graph
+        self._ran = ran  # the backward that ran, where a learner's replaced the op's (seams)
 
     @property
     def op(self) -> str:
@@ -58,7 +67,7 @@ class Step:
         """The source of the backward that ran at this node, each input's gradient line marked
         (read from the engine's files now; None for a leaf, which has no backward)."""
         fn = self.raw.node.fn
-        return backward_source(fn) if fn is not None else None
+        return backward_source(fn, self._ran) if fn is not None else None
 
     def __repr__(self) -> str:
         return f"<Step {self.index}: {self.op} (node {self.node.id if self.node is not None else '?'})>"
@@ -83,6 +92,7 @@ class BackwardStepper:
         self.history: list[Step] = []
         self._gen = None
         self._pending: dict = {}  # the engine's own waiting gradients (backward_steps(pending=...))
+        self.replacements = seams.replaced()  # the learner's pieces in force when it was made: name -> fn
 
     @property
     def done(self) -> bool:
@@ -107,13 +117,23 @@ class BackwardStepper:
             return None
         if self._gen is None:
             self._gen = backward_steps([self.loss], [self._seed], retain_graph=True, pending=self._pending)
-        raw = next(self._gen, None)
+        with self._replaced():
+            raw = next(self._gen, None)
         if raw is None:  # the pass ended with gradients left waiting: a learner's order (seams) ran nodes too early
             self._pending.clear()
             return None
-        step = Step(raw.index, self.graph.observe_step(raw), raw, self.graph)
+        fn = raw.node.fn
+        ran = self.replacements.get(f"{fn.__name__}.backward") if fn is not None else None
+        step = Step(raw.index, self.graph.observe_step(raw), raw, self.graph, ran)
         self.history.append(step)
         return step
+
+    def _replaced(self) -> contextlib.ExitStack:
+        """The learner's pieces of `replacements` in force (again), for one step."""
+        stack = contextlib.ExitStack()
+        for name, fn in self.replacements.items():
+            stack.enter_context(seams.replace(name, fn))
+        return stack
 
     def run(self) -> None:
         """Run the remaining steps."""

@@ -78,6 +78,7 @@ class GraphView(StaticFallback, anywidget.AnyWidget):
     details = traitlets.Dict().tag(sync=True)
     highlighted = traitlets.List(traitlets.Unicode()).tag(sync=True)
     highlighted_edges = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    marked = traitlets.List(traitlets.Unicode()).tag(sync=True)  # red: e.g. the first node where gradients differ
     legend = traitlets.List().tag(sync=True)    # [kind, fill, border, text, text colour] per row in use
     colors = traitlets.Dict().tag(sync=True)    # graph.render.COLORS, as CSS variables
     error = traitlets.Unicode("").tag(sync=True)
@@ -87,8 +88,8 @@ class GraphView(StaticFallback, anywidget.AnyWidget):
     collapse = traitlets.Any(None)  # module names or a depth (see graph.render.to_dot)
     collapse_depth = traitlets.Int(-1).tag(sync=True)  # the toolbar's depth box: sets `collapse`, -1 for none
 
-    def __init__(self, source=None, *, params=None, highlight: int | None = None, max_nodes: int | None = 300,
-                 redraw_interval: float = 0.3, **options):
+    def __init__(self, source=None, *, params=None, highlight: int | None = None, mark: int | None = None,
+                 max_nodes: int | None = 300, redraw_interval: float = 0.3, **options):
         """`source`: a tensor (its graph is captured), a `graph.Graph`, or None (an empty view,
         e.g. for live()). Options: show_values, show_grads, cluster_modules, collapse."""
         super().__init__(colors=dict(render.COLORS), **options)
@@ -96,6 +97,8 @@ class GraphView(StaticFallback, anywidget.AnyWidget):
             source = _graph.capture(source, params=params)
         self.graph = source if source is not None else _graph.Graph(params)
         self.highlight = highlight
+        self.mark = mark  # a node id drawn in red (graph.render's `mark`), its name in `marked` for the browser
+        self.marked = [f"n{mark}"] if mark is not None else []
         self.max_nodes = max_nodes
         self.redraw_interval = redraw_interval
         self._recorder = None
@@ -114,7 +117,7 @@ class GraphView(StaticFallback, anywidget.AnyWidget):
     # ---------------------------------------------------------------- drawing
     def _draw_options(self) -> dict:
         return dict(show_values=self.show_values, show_grads=self.show_grads, cluster_modules=self.cluster_modules,
-                    collapse=self.collapse, max_nodes=self.max_nodes, highlight=self.highlight)
+                    collapse=self.collapse, max_nodes=self.max_nodes, highlight=self.highlight, mark=self.mark)
 
     @shows_errors
     def redraw(self) -> None:
