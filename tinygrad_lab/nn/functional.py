@@ -48,6 +48,8 @@ __all__ = [
     "hinge_embedding_loss", "triplet_margin_loss", "soft_margin_loss", "multi_margin_loss",
     "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance", "cosine_similarity",
     "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
 ]
 
 
@@ -975,4 +977,6 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
 
 # ---------------------------------------------------------------- convolution and pooling (ops/conv.py)
 
-from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d  # noqa: E402
+from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,  # noqa: E402
+                        avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,
+                        max_pool2d)
