@@ -50,6 +50,7 @@ __all__ = [
     "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
 ]
 
 
@@ -333,22 +334,13 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     """Zero each element with probability p and scale the rest by 1/(1-p), so the expected value is
     unchanged. The mask comes from the device's seeded generator (`tinygrad_lab.manual_seed`).
     With training=False or p=0 the input itself is returned."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_p(p)
     if not training or p == 0.0:
         return input
-    dev = input._device
-    xp = dev.backend.xp
-    dt = input._data.dtype
-    if p == 1.0:
-        mask = xp.zeros(input._data.shape, dtype=dt)
-    else:
-        keep = _random.generator(dev).random(input._data.shape) >= p
-        mask = (keep * (1.0 / (1.0 - p))).astype(dt, copy=False)
-    mask_t = make(mask, dev)
+    mask = _drop_mask(input, p, input._data.shape)
     if inplace:
-        return ip.inplace(input, "dropout_", ew.mul, mask_t)
-    return ew.mul(input, mask_t)
+        return ip.inplace(input, "dropout_", ew.mul, mask)
+    return ew.mul(input, mask)
 
 
 # ---------------------------------------------------------------- lookup
@@ -980,3 +972,98 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,  # noqa: E402
                         avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,
                         max_pool2d)
+
+
+# ---------------------------------------------------------------- channel dropout and alpha dropout
+
+def _drop_mask(input, p: float, mask_shape: tuple):
+    """A mask of mask_shape (broadcast against input): 1 / (1 - p) where kept, 0 where dropped (each
+    dropped with probability p), in input's dtype, from the device's seeded generator."""
+    dev = input._device
+    dt = input._data.dtype
+    if p == 1.0:
+        return make(dev.backend.xp.zeros(mask_shape, dtype=dt), dev)
+    keep = _random.generator(dev).random(mask_shape) >= p
+    return make((keep * (1.0 / (1.0 - p))).astype(dt, copy=False), dev)
+
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p: float, training: bool, inplace: bool, batched: bool):
+    """Zero whole channels: one draw per (sample, channel), the mask broadcast over the other dims."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    shape = input._data.shape
+    lead = 2 if batched else 1
+    mask = _drop_mask(input, p, shape[:lead] + (1,) * (len(shape) - lead))
+    return ip.inplace(input, "dropout_", ew.mul, mask) if inplace else ew.mul(input, mask)
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each channel of (N, C, L) or (C, L) with probability p (the whole length at once) and scale
+    the rest by 1/(1-p): dropout for 1-d feature maps, whose neighbours are strongly correlated."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           f"dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           f"channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, batched=input.dim() == 3)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each channel of (N, C, H, W) or (C, H, W) with probability p. As PyTorch, a 3-d input is
+    taken as (N, C, L) (with its warning), other ranks as (N, C, ...) with a warning too."""
+    nd = input.dim()
+    if nd == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    elif nd != 4:
+        warnings.warn(f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result in an "
+                      f"error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      f"inputs).", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, batched=nd >= 2)
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each channel of (N, C, D, H, W) or (C, D, H, W) with probability p."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"dropout3d: Expected 4D or 5D input, but received a {input.dim()}D input")
+    return _feature_dropout(input, p, training, inplace, batched=input.dim() == 5)
+
+
+_ALPHA_PRIME = _SELU_ALPHA * _SELU_SCALE  # SELU's negative saturation value is -alpha'
+
+
+def _alpha_dropout(input, p: float, training: bool, inplace: bool, mask_shape):
+    """Alpha dropout (Klambauer et al. 2017, for SELU networks): dropped values become SELU's
+    saturation -alpha', then an affine map a * x + b restores zero mean and unit variance:
+    a = ((1 - p)(1 + p alpha'^2))^-1/2, b = a alpha' p (so kept: a x + b, dropped: a alpha' (p - 1))."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return ew.mul(input, 0.0)
+    a = 1.0 / math.sqrt((_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+    keep = ew.cast(ew.ne(_drop_mask(input, p, mask_shape), 0), input._data.dtype)
+    shift = ew.add(ew.mul(ew.sub(keep, 1.0), _ALPHA_PRIME * a), _ALPHA_PRIME * a * p)
+    fn = lambda x: ew.add(ew.mul(x, ew.mul(keep, a)), shift)  # noqa: E731
+    return ip.inplace(input, "alpha_dropout_", fn) if inplace else fn(input)
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Alpha dropout of each element (note PyTorch's default training=False here)."""
+    return _alpha_dropout(input, p, training, inplace, input._data.shape)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Alpha dropout of whole channels of (N, C, ...) input."""
+    shape = input._data.shape
+    return _alpha_dropout(input, p, training, inplace, shape[:2] + (1,) * (len(shape) - 2))
