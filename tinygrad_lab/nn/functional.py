@@ -51,6 +51,7 @@ __all__ = [
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "group_norm", "instance_norm", "rms_norm",
 ]
 
 
@@ -1067,3 +1068,82 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace
     """Alpha dropout of whole channels of (N, C, ...) input."""
     shape = input._data.shape
     return _alpha_dropout(input, p, training, inplace, shape[:2] + (1,) * (len(shape) - 2))
+
+
+# ---------------------------------------------------------------- group, instance and RMS normalization
+
+def _normalize_over(x, axes: tuple, eps: float):
+    """(x - mean) / sqrt(var + eps) over axes (biased variance), with the mean and variance."""
+    mean = rd.mean(x, axes, keepdim=True)
+    centered = ew.sub(x, mean)
+    var = rd.mean(ew.mul(centered, centered), axes, keepdim=True)
+    return ew.mul(centered, ew.rsqrt(ew.add(var, eps))), mean, var
+
+
+def _per_channel(t, ndim: int):
+    """A (C,) tensor shaped (1, C, 1, ...) to broadcast over (N, C, *) input."""
+    return mv.reshape(t, (1, -1) + (1,) * (ndim - 2))
+
+
+def _affine(out, weight, bias, ndim: int):
+    if weight is not None:
+        out = ew.mul(out, _per_channel(weight, ndim))
+    if bias is not None:
+        out = ew.add(out, _per_channel(bias, ndim))
+    return out
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Normalise each group of C / num_groups channels of every sample of (N, C, *) input over the
+    group's channels and positions (biased variance), then scale and shift per channel."""
+    shape = input._data.shape
+    if len(shape) < 2 or shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(shape)} and num_groups={num_groups}")
+    grouped = mv.reshape(input, (shape[0], num_groups, -1))
+    out, _, _ = _normalize_over(grouped, (2,), eps)
+    return _affine(mv.reshape(out, shape), weight, bias, len(shape))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise each channel of each sample of (N, C, *) input over its positions. With
+    use_input_stats=False the running statistics are used instead; with them given and
+    use_input_stats, they are updated (no gradient) with the batch's mean of the instances' means
+    and unbiased variances, as PyTorch."""
+    shape = input._data.shape
+    if len(shape) < 3:
+        raise ValueError(f"instance_norm: expected an input of at least 3 dims (N, C, *), got {list(shape)}")
+    axes = tuple(range(2, len(shape)))
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        out = ew.mul(ew.sub(input, _per_channel(running_mean, len(shape))),
+                     ew.rsqrt(ew.add(_per_channel(running_var, len(shape)), eps)))
+        return _affine(out, weight, bias, len(shape))
+    out, mean, var = _normalize_over(input, axes, eps)
+    if running_mean is not None or running_var is not None:
+        n = math.prod(shape[2:])
+        with no_grad():
+            if running_mean is not None:
+                batch = rd.mean(mv.reshape(mean.detach(), shape[:2]), 0)
+                running_mean.copy_(ew.add(ew.mul(running_mean, 1.0 - momentum), ew.mul(batch, momentum)))
+            if running_var is not None:
+                batch = rd.mean(ew.mul(mv.reshape(var.detach(), shape[:2]), n / max(n - 1, 1)), 0)
+                running_var.copy_(ew.add(ew.mul(running_var, 1.0 - momentum), ew.mul(batch, momentum)))
+    return _affine(out, weight, bias, len(shape))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
+    """x / sqrt(mean(x²) + eps) * weight over the last len(normalized_shape) dims (no centring);
+    eps=None means the machine epsilon of input's dtype, as PyTorch."""
+    ns = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
+    shape = input._data.shape
+    if not ns or tuple(shape[len(shape) - len(ns):]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(shape)}")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    axes = tuple(range(len(shape) - len(ns), len(shape)))
+    out = ew.mul(input, ew.rsqrt(ew.add(rd.mean(ew.mul(input, input), axes, keepdim=True), eps)))
+    return out if weight is None else ew.mul(out, weight)
