@@ -14,6 +14,7 @@ Deliberate differences from PyTorch:
 - `layer_norm` also accepts an int normalized_shape (PyTorch's functional form wants a
   list; its module accepts an int).
 - `embedding(..., scale_grad_by_freq=True)` and `sparse=True` are not supported (dense gradients only).
+- `interpolate` has the modes nearest, nearest-exact, (bi)linear and area, for 3-d and 4-d input.
 """
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ __all__ = [
     "adaptive_max_pool2d",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     "group_norm", "instance_norm", "rms_norm",
+    "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
 ]
 
 
@@ -1147,3 +1149,142 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     axes = tuple(range(len(shape) - len(ns), len(shape)))
     out = ew.mul(input, ew.rsqrt(ew.add(rd.mean(ew.mul(input, input), axes, keepdim=True), eps)))
     return out if weight is None else ew.mul(out, weight)
+
+
+# ---------------------------------------------------------------- resampling: interpolate, pixel shuffle
+
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "area")
+_LINEAR_MODES = {"linear": 1, "bilinear": 2}
+
+
+def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False):
+    """Resize (N, C, L) or (N, C, H, W) input to `size`, or by `scale_factor` (output size floor(in * s)),
+    as torch.nn.functional.interpolate: 'nearest' (source index floor(out * scale)), 'nearest-exact'
+    (floor((out + 0.5) * scale)), 'linear'/'bilinear' (align_corners both ways) and 'area' (adaptive
+    average pooling). `scale` is in / out, or 1 / scale_factor when that was given and
+    recompute_scale_factor is not set (as PyTorch). Composed of indexing, so gradients are automatic.
+    Deviation: 'bicubic', 'trilinear', 3-d inputs and antialias are not implemented."""
+    spatial = input.dim() - 2
+    if mode not in _INTERPOLATE_MODES:
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not implemented in tinygrad_lab (available: "
+                                  f"{', '.join(_INTERPOLATE_MODES)})")
+    if spatial not in (1, 2) or antialias:
+        raise NotImplementedError(f"interpolate: {input.dim()}D input{' with antialias' if antialias else ''} is "
+                                  f"not implemented in tinygrad_lab (3D (N, C, L) and 4D (N, C, H, W) are)")
+    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != spatial:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
+    if align_corners is not None and mode not in _LINEAR_MODES:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    outs, scales = _resize_sizes(input._data.shape[2:], size, scale_factor, recompute_scale_factor)
+    if mode == "area":
+        return (adaptive_avg_pool1d if spatial == 1 else adaptive_avg_pool2d)(input, outs)
+    x = input
+    for d, (n_in, n_out, scale) in enumerate(zip(input._data.shape[2:], outs, scales)):
+        dim = 2 + d
+        if mode.startswith("nearest"):
+            x = _take(x, dim, _nearest_index(n_in, n_out, scale, mode == "nearest-exact"))
+        else:
+            x = _lerp_along(x, dim, n_in, n_out, scale, bool(align_corners))
+    return x
+
+
+def _resize_sizes(ins: tuple, size, scale_factor, recompute: bool | None) -> tuple:
+    """The output sizes, and per dim the scale (or None: in / out) the source positions use."""
+    k = len(ins)
+    if (size is None) == (scale_factor is None):
+        raise ValueError("either size or scale_factor should be defined" if size is None else
+                         "only one of size or scale_factor should be defined")
+    if size is not None:
+        outs = tuple(int(s) for s in size) if isinstance(size, (tuple, list)) else (int(size),) * k
+        if len(outs) != k:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(ins)} and output size of {list(outs)}. Please provide "
+                             f"input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             f"format.")
+        return outs, (None,) * k
+    factors = tuple(float(f) for f in scale_factor) if isinstance(scale_factor, (tuple, list)) else \
+        (float(scale_factor),) * k
+    if len(factors) != k:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                         f"with spatial dimensions of {list(ins)} and scale_factor of shape {list(factors)}.")
+    outs = tuple(int(math.floor(n * f)) for n, f in zip(ins, factors))
+    return outs, (None,) * k if recompute else tuple(1.0 / f for f in factors)
+
+
+def _scale(n_in: int, n_out: int, scale) -> float:
+    return n_in / n_out if scale is None else scale
+
+
+def _nearest_index(n_in: int, n_out: int, scale, exact: bool) -> np.ndarray:
+    """Source index of each output position, computed in float32 as PyTorch's kernel does."""
+    s = np.float32(_scale(n_in, n_out, scale))
+    pos = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0))
+    return np.minimum(np.floor(pos * s).astype(np.int64), n_in - 1)
+
+
+def _lerp_along(x, dim: int, n_in: int, n_out: int, scale, align_corners: bool):
+    """Linear interpolation along dim: (1 - t) * x[i0] + t * x[i1] at the source position of each output
+    (align_corners: out * (n_in - 1) / (n_out - 1); else (out + 0.5) * scale - 0.5, clamped at 0), in
+    the input's precision as PyTorch's kernel computes it."""
+    dt = x._data.dtype
+    if align_corners:
+        src = np.arange(n_out, dtype=dt) * dt.type((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        s = dt.type(_scale(n_in, n_out, scale))
+        src = np.maximum((np.arange(n_out, dtype=dt) + dt.type(0.5)) * s - dt.type(0.5), dt.type(0))
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    t = src - i0.astype(dt)
+    shape = (-1,) + (1,) * (x._data.ndim - 1 - dim)
+    w1 = make(x._device.backend.xp.asarray(t.reshape(shape)), x._device)
+    w0 = make(x._device.backend.xp.asarray((dt.type(1) - t).reshape(shape)), x._device)
+    return ew.add(ew.mul(_take(x, dim, i0), w0), ew.mul(_take(x, dim, i1), w1))
+
+
+def _take(x, dim: int, index: np.ndarray):
+    """x indexed along dim by an integer array (gradients add up where an index repeats)."""
+    key = (slice(None),) * dim + (creation.tensor(index, device=x._device),)
+    return ix.getitem(x, key)
+
+
+def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None):
+    """interpolate (PyTorch's deprecated name, with its warning)."""
+    warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def pixel_shuffle(input, upscale_factor: int):
+    """(*, C·r², H, W) -> (*, C, H·r, W·r): each group of r² channels becomes an r x r block of pixels
+    (sub-pixel convolution's rearrangement; a reshape, a permute and a reshape)."""
+    r = int(upscale_factor)
+    shape = input._data.shape
+    if len(shape) < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{len(shape)} dimension(s)")
+    if r <= 0 or shape[-3] % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={shape[-3]} is not divisible by {r * r}")
+    lead, (c, h, w) = shape[:-3], shape[-3:]
+    k = len(lead)
+    x = mv.reshape(input, lead + (c // (r * r), r, r, h, w))
+    x = mv.permute(x, *range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return mv.reshape(x, lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor: int):
+    """(*, C, H·r, W·r) -> (*, C·r², H, W): the inverse of pixel_shuffle."""
+    r = int(downscale_factor)
+    shape = input._data.shape
+    if len(shape) < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{len(shape)} dimension(s)")
+    if r <= 0 or shape[-2] % r or shape[-1] % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
+                           f"input of size {list(shape)} and downscale_factor={r}")
+    lead, (c, h, w) = shape[:-3], shape[-3:]
+    k = len(lead)
+    x = mv.reshape(input, lead + (c, h // r, r, w // r, r))
+    x = mv.permute(x, *range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return mv.reshape(x, lead + (c * r * r, h // r, w // r))
