@@ -13,7 +13,9 @@ Deliberate differences from PyTorch:
   for a given seed the dropped elements differ from PyTorch's; the statistics agree.
 - `layer_norm` also accepts an int normalized_shape (PyTorch's functional form wants a
   list; its module accepts an int).
-- `embedding(..., scale_grad_by_freq=True)` and `sparse=True` are not supported (dense gradients only).
+- `embedding(..., scale_grad_by_freq=True)` and `sparse=True` are not supported (dense gradients only);
+  nor in `embedding_bag`, whose `include_last_offset=True` wants the last offset to be the number of
+  indices (PyTorch's CSR convention, which it does not check).
 - `interpolate` has the modes nearest, nearest-exact, (bi)linear and area, for 3-d and 4-d input.
 """
 from __future__ import annotations
@@ -54,6 +56,7 @@ __all__ = [
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     "group_norm", "instance_norm", "rms_norm",
     "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "embedding_bag",
 ]
 
 
@@ -1288,3 +1291,94 @@ def pixel_unshuffle(input, downscale_factor: int):
     x = mv.reshape(input, lead + (c, h // r, r, w // r, r))
     x = mv.permute(x, *range(k), k, k + 2, k + 4, k + 1, k + 3)
     return mv.reshape(x, lead + (c * r * r, h // r, w // r))
+
+
+# ---------------------------------------------------------------- bags of embeddings
+
+def embedding_bag(input, weight, offsets=None, max_norm: float | None = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False, padding_idx: int | None = None):
+    """The sum, mean or max of each bag of embedding rows, without building the (bag, word, dim)
+    tensor PyTorch's docs describe first: input is (B, n) (each row a bag) or 1-d with `offsets`,
+    the start of each bag (include_last_offset: one more, the end of the last). per_sample_weights
+    (mode 'sum' only) scale each row; entries equal to padding_idx are left out (of the mean's count
+    too); an empty bag gives zeros. Composed of indexing ops: the rows are gathered, then added into
+    their bag (IndexAddInto), or maxed per bag (the gradient goes to each bag's argmax)."""
+    idx, bag_of, n_bags = _bags(input, offsets, include_last_offset)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    if per_sample_weights is not None and per_sample_weights._data.shape != input._data.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({_shape(per_sample_weights)}) is not None, then it "
+                         f"must have the same shape as the input ({_shape(input)})")
+    keep = np.ones(idx.shape, dtype=bool) if padding_idx is None else idx != _padding_index(padding_idx, weight)
+    rows = embedding(creation.tensor(idx[keep], device=weight._device), weight, None, max_norm, norm_type,
+                     scale_grad_by_freq, sparse)
+    if per_sample_weights is not None:
+        psw = ix.getitem(mv.reshape(per_sample_weights, (-1,)), creation.tensor(np.flatnonzero(keep),
+                                                                                 device=weight._device))
+        rows = ew.mul(rows, mv.unsqueeze(psw, 1))
+    bag_of = bag_of[keep]
+    if mode == "max":
+        return _bag_max(rows, bag_of, n_bags)
+    total = ix.IndexAddInto.apply(rows, (n_bags, weight._data.shape[1]), weight._device.backend.xp.asarray(bag_of),
+                                  False)
+    if mode == "sum":
+        return total
+    counts = np.maximum(np.bincount(bag_of, minlength=n_bags), 1).astype(weight._data.dtype)
+    return ew.div(total, creation.tensor(counts.reshape(-1, 1), device=weight._device))
+
+
+def _padding_index(padding_idx: int, weight) -> int:
+    n = weight._data.shape[0]
+    if not -n <= padding_idx < n:
+        raise AssertionError("padding_idx must be within num_embeddings")
+    return padding_idx + n if padding_idx < 0 else padding_idx
+
+
+def _bags(input, offsets, include_last_offset: bool) -> tuple:
+    """The indices (1-d, host), the bag of each, and the number of bags, checked as PyTorch does."""
+    if input._data.dtype not in (np.int64, np.int32):
+        raise ValueError(f"embedding_bag: expected input to be an integer tensor (Long or Int), got {input.dtype}")
+    idx = np.asarray(input._device.backend.to_host(input._data)).astype(np.int64)
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets).__name__}")
+        return idx.reshape(-1), np.repeat(np.arange(idx.shape[0]), idx.shape[1]), idx.shape[0]
+    if idx.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
+    if offsets is None or offsets.dim() != 1:
+        raise ValueError(f"offsets has to be a 1D Tensor but got {None if offsets is None else offsets.dim()}")
+    starts = np.asarray(offsets._device.backend.to_host(offsets._data)).astype(np.int64)
+    if starts.size and starts[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {starts[0]}")
+    if starts.size and (starts[-1] > idx.size or np.any(np.diff(starts) < 0)):
+        raise RuntimeError(f"offsets must be non-decreasing and at most the input's length {idx.size}, got "
+                           f"{starts.tolist()}")
+    if include_last_offset:
+        if starts.size == 0 or starts[-1] != idx.size:
+            raise RuntimeError(f"embedding_bag: with include_last_offset=True the last offset is the end of the last "
+                               f"bag, the number of indices ({idx.size}), but offsets are {starts.tolist()}")
+        starts = starts[:-1]
+    ends = np.append(starts[1:], idx.size)
+    return idx, np.repeat(np.arange(starts.size), ends - starts), starts.size
+
+
+def _bag_max(rows, bag_of: np.ndarray, n_bags: int):
+    """Each bag's elementwise max of its rows (zeros for an empty bag): the rows are laid out as
+    (bags, longest bag, dim), padded with -inf, and maxed over the middle dim."""
+    counts = np.bincount(bag_of, minlength=n_bags)
+    width = max(int(counts.max(initial=0)), 1)
+    slot = np.arange(bag_of.size) - np.repeat(np.cumsum(counts) - counts, counts)  # place within its bag
+    table = np.full((n_bags, width), bag_of.size, dtype=np.int64)  # bag_of.size: the -inf row
+    table[bag_of, slot] = np.arange(bag_of.size)
+    dim = rows._data.shape[1]
+    padded = mv.cat([rows, creation.full((1, dim), float("-inf"), dtype=rows.dtype, device=rows._device)], 0)
+    best = rd.max(ix.getitem(padded, creation.tensor(table, device=rows._device)), 1).values
+    empty = creation.tensor((counts == 0).reshape(-1, 1), device=rows._device)
+    return ew.where(empty, 0.0, best)
