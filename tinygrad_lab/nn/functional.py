@@ -17,6 +17,9 @@ Deliberate differences from PyTorch:
   nor in `embedding_bag`, whose `include_last_offset=True` wants the last offset to be the number of
   indices (PyTorch's CSR convention, which it does not check).
 - `interpolate` has the modes nearest, nearest-exact, (bi)linear and area, for 3-d and 4-d input.
+- attention (`scaled_dot_product_attention`, `nn.MultiheadAttention`) gives a query that may attend
+  to nothing zeros, as PyTorch's scaled_dot_product_attention does (its MultiheadAttention gives nan
+  there when it returns the weights).
 """
 from __future__ import annotations
 
@@ -57,6 +60,7 @@ __all__ = [
     "group_norm", "instance_norm", "rms_norm",
     "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
     "embedding_bag",
+    "scaled_dot_product_attention",
 ]
 
 
@@ -1291,6 +1295,74 @@ def pixel_unshuffle(input, downscale_factor: int):
     x = mv.reshape(input, lead + (c, h // r, r, w // r, r))
     x = mv.permute(x, *range(k), k, k + 2, k + 4, k + 1, k + 3)
     return mv.reshape(x, lead + (c * r * r, h // r, w // r))
+
+
+# ---------------------------------------------------------------- attention
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False):
+    """softmax(Q Kᵀ · scale + mask) V for query (..., L, E), key (..., S, E), value (..., S, Ev):
+    scale defaults to 1/sqrt(E); attn_mask broadcasts to (..., L, S): bool (True: may attend) or float
+    (added to the scores); is_causal lets position i attend to positions <= i only; dropout_p drops
+    attention weights (always, as PyTorch's functional form). A query that may attend to nothing gets
+    zeros (as PyTorch). enable_gqa: key and value may have fewer heads (dim -3) than query, each
+    shared by a group of query heads. Composed of ops, so the graph shows every step."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    key, value = _grouped_heads(query, key, value, enable_gqa)
+    if key._data.shape[-1] != query._data.shape[-1]:
+        raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same embedding size, got "
+                           f"query {_shape(query)} and key {_shape(key)}")
+    if is_causal:
+        L, S = query._data.shape[-2], key._data.shape[-2]
+        attn_mask = make(query._device.backend.xp.tril(query._device.backend.xp.ones((L, S), dtype=bool)),
+                         query._device)
+    if attn_mask is not None and attn_mask._data.dtype == np.bool_:
+        attn_mask = _additive_mask(ew.logical_not(attn_mask), query._data.dtype)
+    out, _ = _attention(query, key, value, attn_mask, dropout_p, True, scale)
+    return out
+
+
+def _grouped_heads(query, key, value, enable_gqa: bool) -> tuple:
+    """key and value with each head repeated for its group of query heads (grouped-query attention)."""
+    hq, hk = (query._data.shape[-3], key._data.shape[-3]) if query._data.ndim >= 3 else (1, 1)
+    if not enable_gqa or hq == hk:
+        return key, value
+    if hq % hk:
+        raise RuntimeError(f"scaled_dot_product_attention: the number of query heads ({hq}) must be a multiple of "
+                           f"the number of key/value heads ({hk}) with enable_gqa=True")
+
+    def repeat(t):
+        s = t._data.shape
+        wide = mv.unsqueeze(t, -3).expand(*s[:-2], hq // hk, *s[-2:])
+        return mv.reshape(wide, s[:-3] + (hq,) + s[-2:])
+    return repeat(key), repeat(value)
+
+
+def _additive_mask(blocked, dtype):
+    """A bool mask (True: blocked) as a float one: -inf where blocked, 0 elsewhere."""
+    zeros = creation.zeros(blocked._data.shape, dtype=dtype, device=blocked._device)
+    return ew.where(blocked, float("-inf"), zeros)
+
+
+def _attention(q, k, v, mask, dropout_p: float, training: bool, scale: float | None):
+    """The attention every form here runs: weights = softmax(q kᵀ · scale + mask) (rows with no
+    position left: 0), dropout on the weights, out = weights v. Returns (out, weights)."""
+    if scale is None:
+        scale = 1.0 / math.sqrt(q._data.shape[-1])
+    scores = ew.mul(la.matmul(q, mv.transpose(k, -2, -1)), scale)
+    if mask is None:
+        weights = act.softmax(scores, -1)
+    else:
+        scores = ew.add(scores, mask)
+        dead = rd.all(ew.eq(scores, float("-inf")), -1, keepdim=True)  # nothing to attend to
+        if bool(dead._data.any()):
+            weights = ew.where(dead, 0.0, act.softmax(ew.where(dead, 0.0, scores), -1))
+        else:
+            weights = act.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training)
+    return la.matmul(weights, v), weights
 
 
 # ---------------------------------------------------------------- bags of embeddings
