@@ -117,3 +117,12 @@ def test_attention_errors_name_the_problem():
         F.scaled_dot_product_attention(tl.randn(2, 3), tl.randn(2, 4), tl.randn(2, 3))
     with pytest.raises(AssertionError, match="embed_dim must be divisible by num_heads"):
         nn.MultiheadAttention(6, 4)
+
+
+def test_a_query_with_nothing_to_attend_to_gets_zeros_as_torch(torch):
+    mask = np.ones((4, 6), dtype=bool)
+    mask[1] = False  # query 1 may attend to no key
+    q, k, v = randn(2, 4, 5), randn(2, 6, 5, seed=1), randn(2, 6, 3, seed=2)
+    outs, _ = compare(torch, lambda lib, q, k, v, m: lib.nn.functional.scaled_dot_product_attention(q, k, v, m),
+                      [q, k, v, mask])
+    assert (outs[0].detach().numpy()[:, 1] == 0).all()
