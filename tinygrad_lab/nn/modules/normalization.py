@@ -24,22 +24,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(creation.empty(self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(creation.empty(self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: TensorBase) -> TensorBase:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -62,22 +50,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(creation.empty(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(creation.empty(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, (num_channels,), affine, bias, device, dtype)
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input: TensorBase) -> TensorBase:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -114,3 +90,20 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+def _affine_parameters(module: Module, shape: tuple, affine: bool, bias: bool, device, dtype) -> None:
+    """The scale `weight` and shift `bias` of a normalisation layer (None where absent), initialised."""
+    weight = Parameter(creation.empty(shape, dtype=dtype, device=device)) if affine else None
+    module.register_parameter("weight", weight)
+    shift = Parameter(creation.empty(shape, dtype=dtype, device=device)) if affine and bias else None
+    module.register_parameter("bias", shift)
+    module.reset_parameters()
+
+
+def _reset_affine(module: Module) -> None:
+    """weight = 1 and bias = 0, those that exist."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)

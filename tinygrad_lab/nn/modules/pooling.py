@@ -7,8 +7,9 @@ from .. import functional as F
 from .module import Module
 
 
-class MaxPool2d(Module):
-    """The maximum over each kernel_size window; stride defaults to kernel_size (as PyTorch)."""
+class _MaxPoolNd(Module):
+    """What MaxPool1d and MaxPool2d share: their arguments (stride defaults to kernel_size, as PyTorch)
+    and repr."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
@@ -20,13 +21,18 @@ class MaxPool2d(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: TensorBase):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
+    """The maximum over each kernel_size window of (N, C, H, W) or (C, H, W); stride defaults to
+    kernel_size (as PyTorch)."""
+
+    def forward(self, input: TensorBase):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class AvgPool2d(Module):
@@ -64,24 +70,12 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-class MaxPool1d(Module):
+class MaxPool1d(_MaxPoolNd):
     """The maximum over each kernel_size window of (N, C, L) or (C, L); stride defaults to kernel_size."""
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if (stride is not None) else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
 
     def forward(self, input: TensorBase):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-    extra_repr = MaxPool2d.extra_repr
 
 
 class AvgPool1d(Module):
