@@ -24,8 +24,9 @@ outside can keep a reference to memory that the next call overwrites.
 
 The fused forms compute the same formulas as the ops' forwards with the same ufuncs, so on the
 CPU they agree with the unfused replay bit for bit (except Pow with an exponent that NumPy's `**`
-operator special-cases, such as `x ** 0.5`, computed as a square root where `np.power` computes
-a power: a rounding apart); on the GPU to rounding, since its math library differs.
+operator or Pow's own fast path special-cases, such as `x ** 0.5`, computed as a square root, or
+`x ** 3`, as products, where `np.power` computes a power: a rounding apart); on the GPU to
+rounding, since its math library differs.
 """
 from __future__ import annotations
 
