@@ -32,6 +32,7 @@ from .ops import conv, linalg
 from .ops import elementwise as ew
 from .ops import indexing as ix
 from .ops import movement as mv
+from .ops import recurrent as rnn
 from .ops import reduce as rd
 
 OPSET = 17
@@ -363,6 +364,46 @@ def _pool(op: str) -> Converter:
     return convert
 
 
+def _recurrent_preactivation(b: _Builder, h: Value, w_hh: Value, b_hh: Value | None) -> str:
+    """h W_hhᵀ + b_hh, the hidden state's share of a recurrent cell's pre-activations (a Gemm)."""
+    return b.node("Gemm", [b.name(h), b.name(w_hh)] + ([b.name(b_hh)] if b_hh is not None else []), transB=1)
+
+
+def _gates(b: _Builder, x: str, n: int, size: int) -> list:
+    """x (N, n·size) split into its n gate blocks."""
+    outs = [b.fresh("gate") for _ in range(n)]
+    b.node("Split", [x, b.int64s([size] * n, "split")], outs, axis=1)
+    return outs
+
+
+def _rnn_cell(b: _Builder, step: Step, outs: list) -> None:
+    x_proj, h, w_hh, b_hh, nonlinearity = step.args
+    a = b.node("Add", [b.name(x_proj), _recurrent_preactivation(b, h, w_hh, b_hh)])
+    b.node("Tanh" if nonlinearity == "tanh" else "Relu", [a], outs)
+
+
+def _lstm_cell(b: _Builder, step: Step, outs: list) -> None:
+    """The cell's formulas as nodes: gates i, f, g, o; c' = f c + i g; h' = o tanh(c')."""
+    x_proj, h, c, w_hh, b_hh = step.args
+    a = b.node("Add", [b.name(x_proj), _recurrent_preactivation(b, h, w_hh, b_hh)])
+    i, f, g, o = _gates(b, a, 4, h.shape[1])
+    i, f, g, o = b.node("Sigmoid", [i]), b.node("Sigmoid", [f]), b.node("Tanh", [g]), b.node("Sigmoid", [o])
+    c_new = b.node("Add", [b.node("Mul", [f, b.name(c)]), b.node("Mul", [i, g])], outs[1:])
+    b.node("Mul", [o, b.node("Tanh", [c_new])], outs[:1])
+
+
+def _gru_cell(b: _Builder, step: Step, outs: list) -> None:
+    """r = σ(x_r + h_r), z = σ(x_z + h_z), n = tanh(x_n + r h_n), h' = (1 - z) n + z h."""
+    x_proj, h, w_hh, b_hh = step.args
+    x_r, x_z, x_n = _gates(b, b.name(x_proj), 3, h.shape[1])
+    h_r, h_z, h_n = _gates(b, _recurrent_preactivation(b, h, w_hh, b_hh), 3, h.shape[1])
+    r = b.node("Sigmoid", [b.node("Add", [x_r, h_r])])
+    z = b.node("Sigmoid", [b.node("Add", [x_z, h_z])])
+    n = b.node("Tanh", [b.node("Add", [x_n, b.node("Mul", [r, h_n])])])
+    keep = b.node("Mul", [b.node("Sub", [b.operand(1, h), z]), n])
+    b.node("Add", [keep, b.node("Mul", [z, b.name(h)])], outs)
+
+
 CONVERTERS: dict[type, Converter] = {
     ew.Add: _elementwise("Add"), ew.Sub: _elementwise("Sub"), ew.Mul: _elementwise("Mul"),
     ew.Div: _elementwise("Div"), ew.Pow: _elementwise("Pow"), ew.Maximum: _elementwise("Max"),
@@ -386,6 +427,7 @@ CONVERTERS: dict[type, Converter] = {
     mv.Permute: _permute, mv.Transpose: _permute, mv.Expand: _expand, mv.Cat: _cat, mv.Split: _split,
     mv.Flip: _flip, mv.Pad: _pad, ix.BasicIndex: _basic_index, ix.Index: _index, ix.Gather: _gather,
     conv.Conv: _conv, conv.MaxPool: _pool("MaxPool"), conv.AvgPool: _pool("AveragePool"),
+    rnn.RNNCell: _rnn_cell, rnn.LSTMCell: _lstm_cell, rnn.GRUCell: _gru_cell,
 }
 
 

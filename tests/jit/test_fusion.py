@@ -19,7 +19,7 @@ def every_kernel(a, b):
     x = a * b + a - b / (b.abs() + 1.0)
     y = ((x.exp() + 0.5).log1p() + 1.0).sqrt().rsqrt().log()
     z = y.sin() * x.cos() + x.tanh() - x.sigmoid() + (-x).relu()
-    w = tl.maximum(z, a) + tl.minimum(z, b) + (a.abs() + 0.5) ** 3.0 + 2.0 ** b
+    w = tl.maximum(z, a) + tl.minimum(z, b) + (a.abs() + 0.5) ** 2.5 + 2.0 ** b  # 2.5: no fast path of Pow
     return w.sum(), (w * 2.0).mean(0), w
 
 

@@ -24,10 +24,11 @@ outside can keep a reference to memory that the next call overwrites.
 
 The fused forms compute the same formulas as the ops' forwards with the same ufuncs, so on the
 CPU they agree with the unfused replay bit for bit (except Pow with an exponent that NumPy's `**`
-operator special-cases, such as `x ** 0.5`, computed as a square root where `np.power` computes
-a power: a rounding apart). On a GPU the generated kernel evaluates the same formulas with CUDA's
-math library, as CuPy's eager kernels do, and is compiled without contracting a*b+c into a fused
-multiply-add (--fmad=false, in the CUDA backend), so each product and sum rounds as it does eagerly.
+operator or Pow's own fast path special-cases, such as `x ** 0.5`, computed as a square root, or
+`x ** 3`, as products, where `np.power` computes a power: a rounding apart). On a GPU the generated
+kernel evaluates the same formulas with CUDA's math library, as CuPy's eager kernels do, and is
+compiled without contracting a*b+c into a fused multiply-add (--fmad=false, in the CUDA backend),
+so each product and sum rounds as it does eagerly.
 """
 from __future__ import annotations
 

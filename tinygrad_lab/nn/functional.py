@@ -13,7 +13,13 @@ Deliberate differences from PyTorch:
   for a given seed the dropped elements differ from PyTorch's; the statistics agree.
 - `layer_norm` also accepts an int normalized_shape (PyTorch's functional form wants a
   list; its module accepts an int).
-- `embedding(..., scale_grad_by_freq=True)` and `sparse=True` are not supported (dense gradients only).
+- `embedding(..., scale_grad_by_freq=True)` and `sparse=True` are not supported (dense gradients only);
+  nor in `embedding_bag`, whose `include_last_offset=True` wants the last offset to be the number of
+  indices (PyTorch's CSR convention, which it does not check).
+- `interpolate` has the modes nearest, nearest-exact, (bi)linear and area, for 3-d and 4-d input.
+- attention (`scaled_dot_product_attention`, `nn.MultiheadAttention`) gives a query that may attend
+  to nothing zeros, as PyTorch's scaled_dot_product_attention does (its MultiheadAttention gives nan
+  there when it returns the weights).
 """
 from __future__ import annotations
 
@@ -49,6 +55,13 @@ __all__ = [
     "hinge_embedding_loss", "triplet_margin_loss", "soft_margin_loss", "multi_margin_loss",
     "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance", "cosine_similarity",
     "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+    "group_norm", "instance_norm", "rms_norm",
+    "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "embedding_bag",
+    "scaled_dot_product_attention",
 ]
 
 
@@ -61,8 +74,14 @@ def _shape(x) -> list:
 @tensor_args("input", "weight", "bias")
 def linear(input, weight, bias=None):
     """input @ weight.T + bias: weight is (out_features, in_features), input (*, in_features).
-    A (N, in) input is one op (LinearBackward), the hot path of every MLP; other shapes are
-    composed from matmul, transpose and add."""
+    A (N, in) input is one op (LinearBackward), the hot path of every MLP; an input with more
+    leading dims is flattened to (N, in) around it (a sequence model's (L, N, in) is one matrix
+    product: measured 4x faster than NumPy's batched matmul of (35, 20, 200) by (200, 800));
+    other shapes are composed from matmul, transpose and add."""
+    shape = input._data.shape
+    if len(shape) > 2 and weight._data.ndim == 2 and shape[-1] == weight._data.shape[1]:
+        out = act.linear(mv.reshape(input, (math.prod(shape[:-1]), shape[-1])), weight, bias)
+        return mv.reshape(out, shape[:-1] + (weight._data.shape[0],))
     return act.linear(input, weight, bias)
 
 
@@ -354,24 +373,13 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     """Zero each element with probability p and scale the rest by 1/(1-p), so the expected value is
     unchanged. The mask comes from the device's seeded generator (`tinygrad_lab.manual_seed`).
     With training=False or p=0 the input itself is returned."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    _check_p(p)
     if not training or p == 0.0:
         return input
-    dev = input._device
-    xp = dev.backend.xp
-    dt = input._data.dtype
-    if p == 1.0:
-        mask = xp.zeros(input._data.shape, dtype=dt)
-    else:
-        # float32 draws: half the memory and time of float64 on a GPU; the mask is cast once, scaled in place
-        keep = _random.generator(dev).random(input._data.shape, dtype=np.float32) >= p
-        mask = keep.astype(dt)
-        mask *= 1.0 / (1.0 - p)
-    mask_t = make(mask, dev)
+    mask = _drop_mask(input, p, input._data.shape)
     if inplace:
-        return ip.inplace(input, "dropout_", ew.mul, mask_t)
-    return ew.mul(input, mask_t)
+        return ip.inplace(input, "dropout_", ew.mul, mask)
+    return ew.mul(input, mask)
 
 
 # ---------------------------------------------------------------- lookup
@@ -1031,4 +1039,474 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
 
 # ---------------------------------------------------------------- convolution and pooling (ops/conv.py)
 
-from ..ops.conv import adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, max_pool2d  # noqa: E402
+from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,  # noqa: E402
+                        avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,
+                        max_pool2d)
+
+
+# ---------------------------------------------------------------- channel dropout and alpha dropout
+
+def _drop_mask(input, p: float, mask_shape: tuple):
+    """A mask of mask_shape (broadcast against input): 1 / (1 - p) where kept, 0 where dropped (each
+    dropped with probability p), in input's dtype, from the device's seeded generator."""
+    dev = input._device
+    dt = input._data.dtype
+    if p == 1.0:
+        return make(dev.backend.xp.zeros(mask_shape, dtype=dt), dev)
+    # float32 draws: half the memory and time of float64 on a GPU; the mask is cast once, scaled in place
+    mask = (_random.generator(dev).random(mask_shape, dtype=np.float32) >= p).astype(dt)
+    mask *= 1.0 / (1.0 - p)
+    return make(mask, dev)
+
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p: float, training: bool, inplace: bool, batched: bool):
+    """Zero whole channels: one draw per (sample, channel), the mask broadcast over the other dims."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    shape = input._data.shape
+    lead = 2 if batched else 1
+    mask = _drop_mask(input, p, shape[:lead] + (1,) * (len(shape) - lead))
+    return ip.inplace(input, "dropout_", ew.mul, mask) if inplace else ew.mul(input, mask)
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each channel of (N, C, L) or (C, L) with probability p (the whole length at once) and scale
+    the rest by 1/(1-p): dropout for 1-d feature maps, whose neighbours are strongly correlated."""
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           f"dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           f"channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, batched=input.dim() == 3)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each channel of (N, C, H, W) or (C, H, W) with probability p. As PyTorch, a 3-d input is
+    taken as (N, C, L) (with its warning), other ranks as (N, C, ...) with a warning too."""
+    nd = input.dim()
+    if nd == 3:
+        warn("dropout2d: a 3-D input is taken as (N, C, L) and whole channels of length L are dropped, as "
+             "PyTorch does today (it plans to read it as an unbatched (C, H, W)); dropout1d does this unwarned")
+    elif nd != 4:
+        warn(f"dropout2d: a {nd}-D input is deprecated (PyTorch plans to refuse it); dropout2d drops channels "
+             f"of inputs with 2 spatial dims, (N, C, H, W) or (C, H, W): use dropout for other shapes")
+    return _feature_dropout(input, p, training, inplace, batched=nd >= 2)
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each channel of (N, C, D, H, W) or (C, D, H, W) with probability p."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"dropout3d: Expected 4D or 5D input, but received a {input.dim()}D input")
+    return _feature_dropout(input, p, training, inplace, batched=input.dim() == 5)
+
+
+_ALPHA_PRIME = _SELU_ALPHA * _SELU_SCALE  # SELU's negative saturation value is -alpha'
+
+
+def _alpha_dropout(input, p: float, training: bool, inplace: bool, mask_shape):
+    """Alpha dropout (Klambauer et al. 2017, for SELU networks): dropped values become SELU's
+    saturation -alpha', then an affine map a * x + b restores zero mean and unit variance:
+    a = ((1 - p)(1 + p alpha'^2))^-1/2, b = a alpha' p (so kept: a x + b, dropped: a alpha' (p - 1))."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return ew.mul(input, 0.0)
+    a = 1.0 / math.sqrt((_ALPHA_PRIME ** 2 * p + 1) * (1 - p))
+    keep = ew.cast(ew.ne(_drop_mask(input, p, mask_shape), 0), input._data.dtype)
+    shift = ew.add(ew.mul(ew.sub(keep, 1.0), _ALPHA_PRIME * a), _ALPHA_PRIME * a * p)
+    fn = lambda x: ew.add(ew.mul(x, ew.mul(keep, a)), shift)  # noqa: E731
+    return ip.inplace(input, "alpha_dropout_", fn) if inplace else fn(input)
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Alpha dropout of each element (note PyTorch's default training=False here)."""
+    return _alpha_dropout(input, p, training, inplace, input._data.shape)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Alpha dropout of whole channels of (N, C, ...) input."""
+    shape = input._data.shape
+    return _alpha_dropout(input, p, training, inplace, shape[:2] + (1,) * (len(shape) - 2))
+
+
+# ---------------------------------------------------------------- group, instance and RMS normalization
+
+def _normalize_over(x, axes: tuple, eps: float):
+    """(x - mean) / sqrt(var + eps) over axes (biased variance), with the mean and variance."""
+    mean = rd.mean(x, axes, keepdim=True)
+    centered = ew.sub(x, mean)
+    var = rd.mean(ew.mul(centered, centered), axes, keepdim=True)
+    return ew.mul(centered, ew.rsqrt(ew.add(var, eps))), mean, var
+
+
+def _per_channel(t, ndim: int):
+    """A (C,) tensor shaped (1, C, 1, ...) to broadcast over (N, C, *) input."""
+    return mv.reshape(t, (1, -1) + (1,) * (ndim - 2))
+
+
+def _affine(out, weight, bias, ndim: int):
+    if weight is not None:
+        out = ew.mul(out, _per_channel(weight, ndim))
+    if bias is not None:
+        out = ew.add(out, _per_channel(bias, ndim))
+    return out
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Normalise each group of C / num_groups channels of every sample of (N, C, *) input over the
+    group's channels and positions (biased variance), then scale and shift per channel."""
+    shape = input._data.shape
+    if len(shape) < 2 or shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(shape)} and num_groups={num_groups}")
+    grouped = mv.reshape(input, (shape[0], num_groups, -1))
+    out, _, _ = _normalize_over(grouped, (2,), eps)
+    return _affine(mv.reshape(out, shape), weight, bias, len(shape))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5):
+    """Normalise each channel of each sample of (N, C, *) input over its positions. With
+    use_input_stats=False the running statistics are used instead; with them given and
+    use_input_stats, they are updated (no gradient) with the batch's mean of the instances' means
+    and unbiased variances, as PyTorch."""
+    shape = input._data.shape
+    if len(shape) < 3:
+        raise ValueError(f"instance_norm: expected an input of at least 3 dims (N, C, *), got {list(shape)}")
+    axes = tuple(range(2, len(shape)))
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        out = ew.mul(ew.sub(input, _per_channel(running_mean, len(shape))),
+                     ew.rsqrt(ew.add(_per_channel(running_var, len(shape)), eps)))
+        return _affine(out, weight, bias, len(shape))
+    out, mean, var = _normalize_over(input, axes, eps)
+    if running_mean is not None or running_var is not None:
+        n = math.prod(shape[2:])
+        with no_grad():
+            if running_mean is not None:
+                batch = rd.mean(mv.reshape(mean.detach(), shape[:2]), 0)
+                running_mean.copy_(ew.add(ew.mul(running_mean, 1.0 - momentum), ew.mul(batch, momentum)))
+            if running_var is not None:
+                batch = rd.mean(ew.mul(mv.reshape(var.detach(), shape[:2]), n / max(n - 1, 1)), 0)
+                running_var.copy_(ew.add(ew.mul(running_var, 1.0 - momentum), ew.mul(batch, momentum)))
+    return _affine(out, weight, bias, len(shape))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
+    """x / sqrt(mean(x²) + eps) * weight over the last len(normalized_shape) dims (no centring);
+    eps=None means the machine epsilon of input's dtype, as PyTorch."""
+    ns = (int(normalized_shape),) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
+    shape = input._data.shape
+    if not ns or tuple(shape[len(shape) - len(ns):]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in ns)}], but got input of size{list(shape)}")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps)
+    axes = tuple(range(len(shape) - len(ns), len(shape)))
+    out = ew.mul(input, ew.rsqrt(ew.add(rd.mean(ew.mul(input, input), axes, keepdim=True), eps)))
+    return out if weight is None else ew.mul(out, weight)
+
+
+# ---------------------------------------------------------------- resampling: interpolate, pixel shuffle
+
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "area")
+_LINEAR_MODES = {"linear": 1, "bilinear": 2}
+
+
+def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False):
+    """Resize (N, C, L) or (N, C, H, W) input to `size`, or by `scale_factor` (output size floor(in * s)),
+    as torch.nn.functional.interpolate: 'nearest' (source index floor(out * scale)), 'nearest-exact'
+    (floor((out + 0.5) * scale)), 'linear'/'bilinear' (align_corners both ways) and 'area' (adaptive
+    average pooling). `scale` is in / out, or 1 / scale_factor when that was given and
+    recompute_scale_factor is not set (as PyTorch). Composed of indexing, so gradients are automatic.
+    Deviation: 'bicubic', 'trilinear', 3-d inputs and antialias are not implemented."""
+    spatial = input.dim() - 2
+    if mode not in _INTERPOLATE_MODES:
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not implemented in tinygrad_lab (available: "
+                                  f"{', '.join(_INTERPOLATE_MODES)})")
+    if spatial not in (1, 2) or antialias:
+        raise NotImplementedError(f"interpolate: {input.dim()}D input{' with antialias' if antialias else ''} is "
+                                  f"not implemented in tinygrad_lab (3D (N, C, L) and 4D (N, C, H, W) are)")
+    if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != spatial:
+        raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
+    if align_corners is not None and mode not in _LINEAR_MODES:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    outs, scales = _resize_sizes(input._data.shape[2:], size, scale_factor, recompute_scale_factor)
+    if mode == "area":
+        return (adaptive_avg_pool1d if spatial == 1 else adaptive_avg_pool2d)(input, outs)
+    x = input
+    for d, (n_in, n_out, scale) in enumerate(zip(input._data.shape[2:], outs, scales)):
+        dim = 2 + d
+        if mode.startswith("nearest"):
+            x = _take(x, dim, _nearest_index(n_in, n_out, scale, mode == "nearest-exact"))
+        else:
+            x = _lerp_along(x, dim, n_in, n_out, scale, bool(align_corners))
+    return x
+
+
+def _resize_sizes(ins: tuple, size, scale_factor, recompute: bool | None) -> tuple:
+    """The output sizes, and per dim the scale (or None: in / out) the source positions use."""
+    k = len(ins)
+    if (size is None) == (scale_factor is None):
+        raise ValueError("either size or scale_factor should be defined" if size is None else
+                         "only one of size or scale_factor should be defined")
+    if size is not None:
+        outs = tuple(int(s) for s in size) if isinstance(size, (tuple, list)) else (int(size),) * k
+        if len(outs) != k:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input with "
+                             f"spatial dimensions of {list(ins)} and output size of {list(outs)}. Please provide "
+                             f"input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             f"format.")
+        return outs, (None,) * k
+    factors = tuple(float(f) for f in scale_factor) if isinstance(scale_factor, (tuple, list)) else \
+        (float(scale_factor),) * k
+    if len(factors) != k:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                         f"with spatial dimensions of {list(ins)} and scale_factor of shape {list(factors)}.")
+    outs = tuple(int(math.floor(n * f)) for n, f in zip(ins, factors))
+    return outs, (None,) * k if recompute else tuple(1.0 / f for f in factors)
+
+
+def _scale(n_in: int, n_out: int, scale) -> float:
+    return n_in / n_out if scale is None else scale
+
+
+def _nearest_index(n_in: int, n_out: int, scale, exact: bool) -> np.ndarray:
+    """Source index of each output position, computed in float32 as PyTorch's kernel does."""
+    s = np.float32(_scale(n_in, n_out, scale))
+    pos = np.arange(n_out, dtype=np.float32) + (np.float32(0.5) if exact else np.float32(0))
+    return np.minimum(np.floor(pos * s).astype(np.int64), n_in - 1)
+
+
+def _lerp_along(x, dim: int, n_in: int, n_out: int, scale, align_corners: bool):
+    """Linear interpolation along dim: (1 - t) * x[i0] + t * x[i1] at the source position of each output
+    (align_corners: out * (n_in - 1) / (n_out - 1); else (out + 0.5) * scale - 0.5, clamped at 0), in
+    the input's precision as PyTorch's kernel computes it."""
+    dt = x._data.dtype
+    if align_corners:
+        src = np.arange(n_out, dtype=dt) * dt.type((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        s = dt.type(_scale(n_in, n_out, scale))
+        src = np.maximum((np.arange(n_out, dtype=dt) + dt.type(0.5)) * s - dt.type(0.5), dt.type(0))
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    t = src - i0.astype(dt)
+    shape = (-1,) + (1,) * (x._data.ndim - 1 - dim)
+    w1 = make(x._device.backend.xp.asarray(t.reshape(shape)), x._device)
+    w0 = make(x._device.backend.xp.asarray((dt.type(1) - t).reshape(shape)), x._device)
+    return ew.add(ew.mul(_take(x, dim, i0), w0), ew.mul(_take(x, dim, i1), w1))
+
+
+def _take(x, dim: int, index: np.ndarray):
+    """x indexed along dim by an integer array (gradients add up where an index repeats)."""
+    key = (slice(None),) * dim + (creation.tensor(index, device=x._device),)
+    return ix.getitem(x, key)
+
+
+def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None):
+    """interpolate (PyTorch's deprecated name, with its warning)."""
+    warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def pixel_shuffle(input, upscale_factor: int):
+    """(*, C·r², H, W) -> (*, C, H·r, W·r): each group of r² channels becomes an r x r block of pixels
+    (sub-pixel convolution's rearrangement; a reshape, a permute and a reshape)."""
+    r = int(upscale_factor)
+    shape = input._data.shape
+    if len(shape) < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{len(shape)} dimension(s)")
+    if r <= 0 or shape[-3] % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={shape[-3]} is not divisible by {r * r}")
+    lead, (c, h, w) = shape[:-3], shape[-3:]
+    k = len(lead)
+    x = mv.reshape(input, lead + (c // (r * r), r, r, h, w))
+    x = mv.permute(x, *range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return mv.reshape(x, lead + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor: int):
+    """(*, C, H·r, W·r) -> (*, C·r², H, W): the inverse of pixel_shuffle."""
+    r = int(downscale_factor)
+    shape = input._data.shape
+    if len(shape) < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{len(shape)} dimension(s)")
+    if r <= 0 or shape[-2] % r or shape[-1] % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
+                           f"input of size {list(shape)} and downscale_factor={r}")
+    lead, (c, h, w) = shape[:-3], shape[-3:]
+    k = len(lead)
+    x = mv.reshape(input, lead + (c, h // r, r, w // r, r))
+    x = mv.permute(x, *range(k), k, k + 2, k + 4, k + 1, k + 3)
+    return mv.reshape(x, lead + (c * r * r, h // r, w // r))
+
+
+# ---------------------------------------------------------------- attention
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False):
+    """softmax(Q Kᵀ · scale + mask) V for query (..., L, E), key (..., S, E), value (..., S, Ev):
+    scale defaults to 1/sqrt(E); attn_mask broadcasts to (..., L, S): bool (True: may attend) or float
+    (added to the scores); is_causal lets position i attend to positions <= i only; dropout_p drops
+    attention weights (always, as PyTorch's functional form). A query that may attend to nothing gets
+    zeros (as PyTorch). enable_gqa: key and value may have fewer heads (dim -3) than query, each
+    shared by a group of query heads. Composed of ops, so the graph shows every step."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    key, value = _grouped_heads(query, key, value, enable_gqa)
+    if key._data.shape[-1] != query._data.shape[-1]:
+        raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same embedding size, got "
+                           f"query {_shape(query)} and key {_shape(key)}")
+    if is_causal:
+        L, S = query._data.shape[-2], key._data.shape[-2]
+        attn_mask = make(query._device.backend.xp.tril(query._device.backend.xp.ones((L, S), dtype=bool)),
+                         query._device)
+    if attn_mask is not None and attn_mask._data.dtype == np.bool_:
+        attn_mask = _additive_mask(ew.logical_not(attn_mask), query._data.dtype)
+    out, _ = _attention(query, key, value, attn_mask, dropout_p, True, scale)
+    return out
+
+
+def _grouped_heads(query, key, value, enable_gqa: bool) -> tuple:
+    """key and value with each head repeated for its group of query heads (grouped-query attention)."""
+    hq, hk = (query._data.shape[-3], key._data.shape[-3]) if query._data.ndim >= 3 else (1, 1)
+    if not enable_gqa or hq == hk:
+        return key, value
+    if hq % hk:
+        raise RuntimeError(f"scaled_dot_product_attention: the number of query heads ({hq}) must be a multiple of "
+                           f"the number of key/value heads ({hk}) with enable_gqa=True")
+
+    def repeat(t):
+        s = t._data.shape
+        wide = mv.unsqueeze(t, -3).expand(*s[:-2], hq // hk, *s[-2:])
+        return mv.reshape(wide, s[:-3] + (hq,) + s[-2:])
+    return repeat(key), repeat(value)
+
+
+def _additive_mask(blocked, dtype):
+    """A bool mask (True: blocked) as a float one: -inf where blocked, 0 elsewhere."""
+    zeros = creation.zeros(blocked._data.shape, dtype=dtype, device=blocked._device)
+    return ew.where(blocked, float("-inf"), zeros)
+
+
+def _attention(q, k, v, mask, dropout_p: float, training: bool, scale: float | None):
+    """The attention every form here runs: weights = softmax(q kᵀ · scale + mask) (rows with no
+    position left: 0), dropout on the weights, out = weights v. Returns (out, weights)."""
+    if scale is None:
+        scale = 1.0 / math.sqrt(q._data.shape[-1])
+    scores = ew.mul(la.matmul(q, mv.transpose(k, -2, -1)), scale)
+    if mask is None:
+        weights = act.softmax(scores, -1)
+    else:
+        scores = ew.add(scores, mask)
+        dead = rd.all(ew.eq(scores, float("-inf")), -1, keepdim=True)  # nothing to attend to
+        if bool(dead._data.any()):
+            weights = ew.where(dead, 0.0, act.softmax(ew.where(dead, 0.0, scores), -1))
+        else:
+            weights = act.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training)
+    return la.matmul(weights, v), weights
+
+
+# ---------------------------------------------------------------- bags of embeddings
+
+def embedding_bag(input, weight, offsets=None, max_norm: float | None = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False, padding_idx: int | None = None):
+    """The sum, mean or max of each bag of embedding rows, without building the (bag, word, dim)
+    tensor PyTorch's docs describe first: input is (B, n) (each row a bag) or 1-d with `offsets`,
+    the start of each bag (include_last_offset: one more, the end of the last). per_sample_weights
+    (mode 'sum' only) scale each row; entries equal to padding_idx are left out (of the mean's count
+    too); an empty bag gives zeros. Composed of indexing ops: the rows are gathered, then added into
+    their bag (IndexAddInto), or maxed per bag (the gradient goes to each bag's argmax)."""
+    idx, bag_of, n_bags = _bags(input, offsets, include_last_offset)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    if per_sample_weights is not None and per_sample_weights._data.shape != input._data.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({_shape(per_sample_weights)}) is not None, then it "
+                         f"must have the same shape as the input ({_shape(input)})")
+    keep = np.ones(idx.shape, dtype=bool) if padding_idx is None else idx != _padding_index(padding_idx, weight)
+    rows = embedding(creation.tensor(idx[keep], device=weight._device), weight, None, max_norm, norm_type,
+                     scale_grad_by_freq, sparse)
+    if per_sample_weights is not None:
+        psw = ix.getitem(mv.reshape(per_sample_weights, (-1,)), creation.tensor(np.flatnonzero(keep),
+                                                                                 device=weight._device))
+        rows = ew.mul(rows, mv.unsqueeze(psw, 1))
+    bag_of = bag_of[keep]
+    if mode == "max":
+        return _bag_max(rows, bag_of, n_bags)
+    total = ix.IndexAddInto.apply(rows, (n_bags, weight._data.shape[1]), weight._device.backend.xp.asarray(bag_of),
+                                  False)
+    if mode == "sum":
+        return total
+    counts = np.maximum(np.bincount(bag_of, minlength=n_bags), 1).astype(weight._data.dtype)
+    return ew.div(total, creation.tensor(counts.reshape(-1, 1), device=weight._device))
+
+
+def _padding_index(padding_idx: int, weight) -> int:
+    n = weight._data.shape[0]
+    if not -n <= padding_idx < n:
+        raise AssertionError("padding_idx must be within num_embeddings")
+    return padding_idx + n if padding_idx < 0 else padding_idx
+
+
+def _bags(input, offsets, include_last_offset: bool) -> tuple:
+    """The indices (1-d, host), the bag of each, and the number of bags, checked as PyTorch does."""
+    if input._data.dtype not in (np.int64, np.int32):
+        raise ValueError(f"embedding_bag: expected input to be an integer tensor (Long or Int), got {input.dtype}")
+    idx = np.asarray(input._device.backend.to_host(input._data)).astype(np.int64)
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             f"fixed length sequences. However, found offsets of type {type(offsets).__name__}")
+        return idx.reshape(-1), np.repeat(np.arange(idx.shape[0]), idx.shape[1]), idx.shape[0]
+    if idx.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
+    if offsets is None or offsets.dim() != 1:
+        raise ValueError(f"offsets has to be a 1D Tensor but got {None if offsets is None else offsets.dim()}")
+    starts = np.asarray(offsets._device.backend.to_host(offsets._data)).astype(np.int64)
+    if starts.size and starts[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {starts[0]}")
+    if starts.size and (starts[-1] > idx.size or np.any(np.diff(starts) < 0)):
+        raise RuntimeError(f"offsets must be non-decreasing and at most the input's length {idx.size}, got "
+                           f"{starts.tolist()}")
+    if include_last_offset:
+        if starts.size == 0 or starts[-1] != idx.size:
+            raise RuntimeError(f"embedding_bag: with include_last_offset=True the last offset is the end of the last "
+                               f"bag, the number of indices ({idx.size}), but offsets are {starts.tolist()}")
+        starts = starts[:-1]
+    ends = np.append(starts[1:], idx.size)
+    return idx, np.repeat(np.arange(starts.size), ends - starts), starts.size
+
+
+def _bag_max(rows, bag_of: np.ndarray, n_bags: int):
+    """Each bag's elementwise max of its rows (zeros for an empty bag): the rows are laid out as
+    (bags, longest bag, dim), padded with -inf, and maxed over the middle dim."""
+    counts = np.bincount(bag_of, minlength=n_bags)
+    width = max(int(counts.max(initial=0)), 1)
+    slot = np.arange(bag_of.size) - np.repeat(np.cumsum(counts) - counts, counts)  # place within its bag
+    table = np.full((n_bags, width), bag_of.size, dtype=np.int64)  # bag_of.size: the -inf row
+    table[bag_of, slot] = np.arange(bag_of.size)
+    dim = rows._data.shape[1]
+    padded = mv.cat([rows, creation.full((1, dim), float("-inf"), dtype=rows.dtype, device=rows._device)], 0)
+    best = rd.max(ix.getitem(padded, creation.tensor(table, device=rows._device)), 1).values
+    empty = creation.tensor((counts == 0).reshape(-1, 1), device=rows._device)
+    return ew.where(empty, 0.0, best)

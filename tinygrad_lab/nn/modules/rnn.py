@@ -1,8 +1,8 @@
 """Recurrent layers: RNN, LSTM and GRU, as one-step cells and as whole-sequence layers.
 
 Each kind of recurrence is written once, as a step function (`_rnn_step`, `_lstm_step`,
-`_gru_step`) that turns (this step's input projection, previous state) into the next state
-with a few matmuls on the whole batch. The cells call it once; the layers call it in a plain
+`_gru_step`) that turns (this step's input projection, previous state) into the next state:
+one recorded op (ops/recurrent.py) on the whole batch, whose backward is written out by hand. The cells call it once; the layers call it in a plain
 Python loop over time. That loop is the define-by-run point: a sequence of 5 steps records a
 graph of 5 steps, one of 50 records 50, and backward walks back through exactly those
 (backpropagation through time).
@@ -26,6 +26,7 @@ from ... import creation
 from ...autograd.tensor_base import TensorBase
 from ...ops import elementwise as ew
 from ...ops import movement as mv
+from ...ops import recurrent
 from ...ops.shapes import counts, whole
 from .. import functional as F
 from .. import init
@@ -34,13 +35,13 @@ from ..parameter import Parameter
 from .module import Module
 
 # ---------------------------------------------------------------- one time step, written once
-# (every gate pre-activation is an affine map, F.linear(x, W, b) = x Wᵀ + b)
+# Each is one recorded op from ops/recurrent.py, whose docstrings give the formulas and their
+# gradients (`ops.recurrent.*_cell_composed` is the same step written with ordinary ops).
 
 
 def _rnn_step(x_proj, h, w_hh, b_hh, nonlinearity: str = "tanh"):
     """Elman RNN: h' = act(W_ih x + b_ih + W_hh h + b_hh); x_proj is W_ih x + b_ih."""
-    pre = x_proj + F.linear(h, w_hh, b_hh)
-    return pre.tanh() if nonlinearity == "tanh" else pre.relu()
+    return recurrent.rnn_cell(x_proj, h, w_hh, b_hh, nonlinearity)
 
 
 def _lstm_step(x_proj, state, w_hh, b_hh, w_hr=None):
@@ -49,12 +50,7 @@ def _lstm_step(x_proj, state, w_hh, b_hh, w_hr=None):
         c' = f ⊙ c + i ⊙ g
         h' = o ⊙ tanh(c')        (then h' W_hrᵀ when the LSTM has a projection, proj_size > 0)
     """
-    h, c = state
-    gates = x_proj + F.linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, -1)
-    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
-    c = f * c + i * g
-    h = o * c.tanh()
+    h, c = recurrent.lstm_cell(x_proj, state[0], state[1], w_hh, b_hh)
     if w_hr is not None:
         h = F.linear(h, w_hr)
     return h, c
@@ -67,12 +63,7 @@ def _gru_step(x_proj, h, w_hh, b_hh):
         n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))     the reset gate scales W_hn h + b_hn
         h' = (1 - z) ⊙ n + z ⊙ h
     """
-    x_r, x_z, x_n = x_proj.chunk(3, -1)
-    h_r, h_z, h_n = F.linear(h, w_hh, b_hh).chunk(3, -1)
-    r = (x_r + h_r).sigmoid()
-    z = (x_z + h_z).sigmoid()
-    n = (x_n + r * h_n).tanh()
-    return (1 - z) * n + z * h
+    return recurrent.gru_cell(x_proj, h, w_hh, b_hh)
 
 
 # ---------------------------------------------------------------- cells: one step

@@ -1,4 +1,5 @@
-"""Embedding: a lookup table from integer indices to learnable vectors."""
+"""Embedding: a lookup table from integer indices to learnable vectors; EmbeddingBag: the sum, mean or
+max of bags of them."""
 from __future__ import annotations
 
 from ... import creation
@@ -88,3 +89,71 @@ class Embedding(Module):
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
                    padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+class EmbeddingBag(Module):
+    """The sum, mean or max of bags of embedding rows (F.embedding_bag), without the intermediate
+    (bag, word, dim) tensor: forward(input, offsets=None, per_sample_weights=None), input (B, n) or 1-d
+    with offsets. weight (num_embeddings, embedding_dim) ~ N(0, 1), the padding_idx row zero."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                 _weight: TensorBase | None = None, include_last_offset: bool = False,
+                 padding_idx: int | None = None, device=None, dtype=None) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx = padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(creation.empty((num_embeddings, embedding_dim), dtype=dtype, device=device))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    reset_parameters = Embedding.reset_parameters
+    _fill_padding_idx_with_zero = Embedding._fill_padding_idx_with_zero
+
+    def forward(self, input: TensorBase, offsets: TensorBase | None = None,
+                per_sample_weights: TensorBase | None = None) -> TensorBase:
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                               self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings: TensorBase, freeze: bool = True, max_norm: float | None = None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:
+        """An EmbeddingBag whose weight is `embeddings` (frozen unless freeze=False)."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, _weight=embeddings,
+                  include_last_offset=include_last_offset, padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag

@@ -1,0 +1,50 @@
+"""InstanceNorm1d and InstanceNorm2d: normalise each channel of each sample over its positions
+(style transfer's normalisation). Unlike batch norm, no statistics are shared across the batch; by
+default there are neither parameters (affine=False) nor running statistics
+(track_running_stats=False), as in PyTorch."""
+from __future__ import annotations
+
+import warnings
+
+from ...autograd.tensor_base import TensorBase
+from .. import functional as F
+from .batchnorm import _NormBase
+
+
+class _InstanceNorm(_NormBase):
+    _spatial = 1
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        batched_dims = self._spatial + 2
+        if input.dim() not in (batched_dims - 1, batched_dims):
+            raise ValueError(f"expected {batched_dims - 1}D or {batched_dims}D input (got {input.dim()}D input)")
+        feature_dim = input.dim() - self._spatial - 1
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          f"warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
+        unbatched = input.dim() == batched_dims - 1
+        x = input.unsqueeze(0) if unbatched else input
+        use_input_stats = self.training or not self.track_running_stats
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias, use_input_stats,
+                              self.momentum if self.momentum is not None else 0.0, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) or (C, L) input, per sample and channel."""
+
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) or (C, H, W) input, per sample and channel."""
+
+    _spatial = 2
