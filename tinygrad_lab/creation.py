@@ -69,7 +69,7 @@ def _infer_np(data, dtype) -> np.ndarray:
         if arr.dtype == object:
             raise TypeError(f"tensor(): could not infer a dtype from the data (of type {type(data).__name__}); "
                             f"nested lists must be rectangular and contain numbers")
-        if arr.dtype.kind == "f":
+        if arr.dtype.kind == "f" and dtype is None:  # with a dtype, Python floats go to it directly
             arr = arr.astype(dtypes.get_default_dtype().np)
     if dtype is not None:
         arr = arr.astype(dtypes.as_dtype(dtype).np, copy=False)
