@@ -112,6 +112,10 @@ class CUDABackend(Backend):
         from cupyx.scipy.special import erf
         return erf(arr)
 
+    def special(self, name: str):
+        import cupyx.scipy.special
+        return getattr(cupyx.scipy.special, name)
+
     def index_add(self, target, key, values) -> None:
         import cupyx
         cupyx.scatter_add(target, key, values)
