@@ -413,7 +413,7 @@ class Tensor(TensorBase):
     def view_as(self, other): return mv.view(self, other._data.shape)  # noqa: E704
     def reshape_as(self, other): return mv.reshape(self, other._data.shape)  # noqa: E704
     def expand_as(self, other): return mv.expand(self, other._data.shape)  # noqa: E704
-    def unbind(self, dim: int = 0): return mv.unbind(self, dim)  # noqa: E704
+    def unbind(self, dim: int = 0): return tuple(mv.squeeze(p, dim) for p in mv.split(self, 1, dim))  # noqa: E704
     def is_contiguous(self) -> bool: return bool(self._data.flags.c_contiguous)  # noqa: E704
 
     __getitem__ = ix.getitem
@@ -517,8 +517,9 @@ class Tensor(TensorBase):
     is_xpu = is_mps = is_meta = is_sparse = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
 
     def __format__(self, spec: str) -> str:
-        """format(t, '+.2f') and f-strings format a 0-d tensor's number, as PyTorch does."""
-        if self._data.ndim == 0:
+        """format(t, '+.2f') and f'{t:.3f}' format a 0-d tensor's number, as PyTorch does. Where we differ:
+        without a spec (f'{t}') it is str(t), 'tensor(1.)', where PyTorch gives the bare number."""
+        if self._data.ndim == 0 and spec:
             return format(self.item(), spec)
         return object.__format__(self, spec)
 
