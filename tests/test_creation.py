@@ -428,3 +428,9 @@ def test_fresh_process_has_a_fixed_default_seed():
 def test_manual_seed_sets_initial_seed():
     tl.manual_seed(1234)
     assert tl.initial_seed() == 1234
+
+
+def test_python_floats_with_a_float64_dtype_keep_their_precision():
+    """tensor([0.7], dtype=float64) holds the double 0.7, not 0.7 rounded through the default float32."""
+    torch = pytest.importorskip("torch")
+    assert_like_torch(tl.tensor([0.7, 1e-40], dtype=tl.float64), torch.tensor([0.7, 1e-40], dtype=torch.float64))

@@ -16,7 +16,7 @@ from .dtypes import DType as dtype
 from .dtypes import get_default_dtype, set_default_dtype
 from .ops.elementwise import (abs, add, allclose, ceil, clamp, cos, div, eq, equal, exp, floor, ge, gt, isclose, le,
                               log, log1p, logical_and, logical_not, logical_or, lt, maximum, minimum, mul, ne, neg,
-                              pow, relu, remainder, round, rsqrt, sigmoid, sign, sin, sqrt, sub, tanh, trunc, where)
+                              pow, relu, remainder, round, rsqrt, sigmoid, sign, sin, sqrt, sub, tanh, trunc)
 from .ops.indexing import gather
 from .ops.linalg import matmul
 from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, permute, reshape, split, squeeze, stack, t,
@@ -24,6 +24,29 @@ from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, permute, res
 from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, norm, prod, std, sum,
                          var)
 from .random import initial_seed, manual_seed, seed
+# ---- the ops of a first deep-learning course (the ops branch): math, scans, sorting, indexing, products, linalg
+from .creation import get_default_device, rand_like, randint_like, randn_like, set_default_device
+from .ops.activation import erf
+from .ops.decompositions import det, logdet, matrix_power, slogdet
+from .ops.decompositions import inv as inverse, pinv as pinverse
+from .ops.diagonal import diag, diag_embed, diagflat, diagonal, diagonal_scatter, trace, tril, triu
+from .ops.linalg import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, dot, einsum, ger, inner, mm,
+                         outer, tensordot, vdot)
+from .ops.linalg import matvec as mv
+from .ops.movement import (atleast_1d, atleast_2d, atleast_3d, column_stack, dstack, hstack, movedim, narrow, ravel,
+                           roll, select, tile, unbind, unflatten, vstack)
+from .ops.pointwise import (acos, acosh, addcdiv, addcmul, asin, asinh, atan, atan2, atanh, clamp_max, clamp_min,
+                            copysign, cosh, deg2rad, exp2, expm1, float_power, fmod, frac, hypot, isfinite, isinf,
+                            isnan, isneginf, isposinf, lerp, log2, log10, logaddexp, logaddexp2, nan_to_num,
+                            rad2deg, reciprocal, signbit, sinh, square, tan)
+from .ops.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
+from .ops.scatter import (argwhere, count_nonzero, index_add, index_copy, index_fill, index_select, masked_fill,
+                          masked_scatter, masked_select, nonzero, repeat_interleave, scatter, scatter_add,
+                          scatter_reduce, take, take_along_dim, where)
+from .ops.sorting import argsort, kthvalue, median, mode, msort, nanmedian, sort, topk, unique, unique_consecutive
+from .ops.special import digamma, erfc, erfinv, lgamma, logit, mvlgamma, polygamma, sinc, xlogy
+from . import linalg, special  # noqa: E402  (torch.linalg, torch.special)
+# ----
 from .serialization import load, save
 from . import cuda
 from . import accelerator
@@ -50,6 +73,48 @@ clip = clamp
 divide = div
 multiply = mul
 subtract = sub
+
+# ---- the ops branch: PyTorch's other names, and out= on the functions programs call with it
+from .ops.out import accepts_out as _accepts_out  # noqa: E402
+
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh, arctan2 = asin, acos, atan, asinh, acosh, atanh, atan2
+moveaxis, swapdims, swapaxes = movedim, transpose, transpose
+sgn, fix, negative, true_divide, clamp_max, clamp_min = sign, trunc, neg, div, clamp_max, clamp_min
+cross = linalg.cross
+
+
+def positive(input: Tensor) -> Tensor:  # noqa: A002 (PyTorch's parameter name)
+    return input
+
+
+def floor_divide(a, b):
+    """a // b rounded down (integers stay integers), as torch.floor_divide."""
+    return div(a, b, rounding_mode="floor")
+
+
+def rsub(a, b, alpha=1):
+    """b - alpha * a, as torch.rsub."""
+    return sub(b, a, alpha=alpha)
+
+
+def clone(input: Tensor) -> Tensor:  # noqa: A002
+    return input.clone()
+
+
+def numel(input: Tensor) -> int:  # noqa: A002
+    return input.numel()
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "matmul", "mm", "bmm", "mv",
+              "dot", "pow", "exp", "log", "sqrt", "rsqrt", "abs", "neg", "sin", "cos", "tan", "tanh", "sigmoid", "clamp",
+              "clip", "maximum", "minimum", "remainder", "fmod", "atan2", "square", "cat", "concat", "stack",
+              "cumsum", "cumprod", "addmm", "baddbmm", "where", "floor_divide", "erf", "lerp", "addcmul", "addcdiv"):
+    globals()[_name] = _accepts_out(globals()[_name])
+del _name
 
 
 def is_floating_point(input: Tensor) -> bool:  # noqa: A002 (PyTorch's parameter name)

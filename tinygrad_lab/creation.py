@@ -23,10 +23,24 @@ from .ops import shapes
 from .ops.promotion import cast
 
 
+_default_device = [CPU]  # where factories put tensors when no device is given (set_default_device)
+
+
+def set_default_device(device) -> None:
+    """Make the factories (tensor, zeros, randn, arange, ...) create tensors on `device` when none is
+    given, as torch.set_default_device; None goes back to the CPU."""
+    _default_device[0] = CPU if device is None else resolve_device(device)
+
+
+def get_default_device() -> Device:
+    """The device factories use when none is given (the CPU unless set_default_device changed it)."""
+    return _default_device[0]
+
+
 def resolve_device(device) -> Device:
-    """A Device from None/str/Device; 'cuda' means 'cuda:0' (as PyTorch's tensors report)."""
+    """A Device from None (the default device)/str/Device; 'cuda' means 'cuda:0' (as PyTorch's tensors report)."""
     if device is None:
-        return CPU
+        return _default_device[0]
     dev = Device(device)
     if dev.index is None and dev.type != "cpu":
         dev = Device(dev.type, 0)
@@ -223,6 +237,27 @@ def full_like(x, fill_value, dtype=None, device=None, requires_grad: bool = Fals
     """x's shape filled with `fill_value`; x's dtype (not the value's) and device unless given, as torch.full_like."""
     dt, dev = _like(x, dtype, device)
     return full(x._data.shape, fill_value, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def rand_like(x, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """Uniform samples in [0, 1) with x's shape, and x's dtype and device unless given (as torch.rand_like)."""
+    dt, dev = _like(x, dtype, device)
+    return rand(x._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randn_like(x, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """Standard normal samples with x's shape, and x's dtype and device unless given (as torch.randn_like)."""
+    dt, dev = _like(x, dtype, device)
+    return randn(x._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
+def randint_like(x, low=0, high=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """Integers in [low, high) with x's shape, and x's dtype and device unless given (as torch.randint_like:
+    randint_like(x, high) or randint_like(x, low, high))."""
+    if high is None:
+        low, high = 0, low
+    dt, dev = _like(x, dtype, device)
+    return randint(low, high, x._data.shape, dtype=dt, device=dev, requires_grad=requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:

@@ -25,6 +25,13 @@ from .ops import movement as mv
 from .ops import transfer
 from .ops import reduce as rd
 from .ops import shapes
+from .ops import decompositions as dc
+from .ops import diagonal as dg
+from .ops import pointwise as pw
+from .ops import scan
+from .ops import scatter as sct
+from .ops import sorting as so
+from .ops import special as sp
 
 
 def parse_to(*args, **kwargs) -> tuple:
@@ -50,6 +57,35 @@ def parse_to(*args, **kwargs) -> tuple:
 # a tensor's own state (TensorBase's fields): deepcopy makes these afresh, any other attribute is the user's
 _ENGINE_FIELDS = frozenset({"_data", "_device", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc", "_base",
                             "_meta", "_accum"})
+
+
+# the legacy tensor type names (x.type(), x.type('torch.LongTensor'))
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "uint8": "Byte", "bool": "Bool"}
+_TYPES_BY_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def _tensor_type_name(t) -> str:
+    cuda = "cuda." if t._device.type == "cuda" else ""
+    return f"tinygrad_lab.{cuda}{_TYPE_NAMES[t.dtype.name]}Tensor"
+
+
+def _parse_tensor_type(name: str) -> tuple:
+    """('torch.cuda.LongTensor' ->) (int64, True): the dtype and whether the name says cuda."""
+    parts = name.split(".")
+    base = parts[-1][:-len("Tensor")]
+    if base not in _TYPES_BY_NAME or parts[0] not in ("torch", "tinygrad_lab"):
+        raise ValueError(f"invalid type: {name!r}")
+    return dtypes.as_dtype(_TYPES_BY_NAME[base]), "cuda" in parts[1:-1]
+
+
+def _inplace(name: str, fn):
+    """The in-place method `name` (sin_, lerp_, ...) of out-of-place op fn, through ops/inplace.py."""
+    def method(self, *args, **kwargs):
+        return ip.inplace(self, name, lambda x, *a: fn(x, *a, **kwargs), *args)
+
+    method.__name__ = name
+    return method
 
 
 def _r(fn):
@@ -337,7 +373,7 @@ class Tensor(TensorBase):
     def square(self): return ew.mul(self, self)  # noqa: E704
     def reciprocal(self): return ew.div(1.0, self)  # noqa: E704
     def where(self, condition, other): return ew.where(condition, self, other)  # noqa: E704
-    def masked_fill(self, mask, value): return ew.where(mask, value, self)  # noqa: E704
+    masked_fill = sct.masked_fill
 
     # ------------------------------------------------------------ reductions
     sum = rd.sum
@@ -414,12 +450,96 @@ class Tensor(TensorBase):
     def clamp_(self, min=None, max=None): return ip.inplace(self, "clamp_", ew.clamp, min, max)  # noqa: E704
     def relu_(self): return ip.inplace(self, "relu_", ew.relu)  # noqa: E704
     def exp_(self): return ip.inplace(self, "exp_", ew.exp)  # noqa: E704
-    def masked_fill_(self, mask, value): return ip.inplace(self, "masked_fill_", lambda x: ew.where(mask, value, x))  # noqa: E704
+    def masked_fill_(self, mask, value): return ip.inplace(self, "masked_fill_", sct.masked_fill, mask, value)  # noqa: E704
     def fill_(self, value): return ip.inplace(self, "fill_", transfer.fill, value)  # noqa: E704
     def zero_(self): return ip.inplace(self, "zero_", transfer.fill, 0)  # noqa: E704
     def copy_(self, src): return ip.inplace(self, "copy_", transfer.copy_from, src)  # noqa: E704
     normal_ = creation.normal_
     uniform_ = creation.uniform_
+
+    # ------------------------------------------------------------ the ops of a first course (ops/pointwise, special,
+    # scan, sorting, scatter, diagonal, decompositions, linalg's products), and the names real programs use
+    tan, sinh, cosh = pw.tan, pw.sinh, pw.cosh
+    asin = arcsin = pw.asin
+    acos = arccos = pw.acos
+    atan = arctan = pw.atan
+    asinh = arcsinh = pw.asinh
+    acosh = arccosh = pw.acosh
+    atanh = arctanh = pw.atanh
+    log2, log10, expm1, exp2, frac = pw.log2, pw.log10, pw.expm1, pw.exp2, pw.frac
+    deg2rad, rad2deg, square, reciprocal = pw.deg2rad, pw.rad2deg, pw.square, pw.reciprocal
+    atan2 = arctan2 = pw.atan2
+    hypot, copysign, fmod, logaddexp, logaddexp2, float_power = (pw.hypot, pw.copysign, pw.fmod, pw.logaddexp,
+                                                                 pw.logaddexp2, pw.float_power)
+    isnan, isinf, isposinf, isneginf, isfinite, signbit = (pw.isnan, pw.isinf, pw.isposinf, pw.isneginf,
+                                                           pw.isfinite, pw.signbit)
+    nan_to_num, clamp_min, clamp_max, lerp, addcmul, addcdiv = (pw.nan_to_num, pw.clamp_min, pw.clamp_max, pw.lerp,
+                                                                pw.addcmul, pw.addcdiv)
+    erfc, erfinv, lgamma, digamma, logit, xlogy, sinc = sp.erfc, sp.erfinv, sp.lgamma, sp.digamma, sp.logit, sp.xlogy, sp.sinc
+    sgn, fix = ew.sign, ew.trunc
+    positive = __pos__
+
+    def polygamma(self, n: int): return sp.polygamma(n, self)  # noqa: E704
+
+    cumsum, cumprod, logcumsumexp, cummax, cummin = scan.cumsum, scan.cumprod, scan.logcumsumexp, scan.cummax, scan.cummin
+    sort, argsort, msort, topk, kthvalue = so.sort, so.argsort, so.msort, so.topk, so.kthvalue
+    median, nanmedian, mode, unique, unique_consecutive = so.median, so.nanmedian, so.mode, so.unique, so.unique_consecutive
+    tril, triu, diag, diagonal, diag_embed, diagflat, trace = dg.tril, dg.triu, dg.diag, dg.diagonal, dg.diag_embed, \
+        dg.diagflat, dg.trace
+    roll, narrow, repeat, tile, movedim, unflatten, ravel, select = mv.roll, mv.narrow, mv.repeat, mv.tile, mv.movedim, \
+        mv.unflatten, mv.ravel, mv.select
+    moveaxis = movedim
+    swapdims = transpose
+    index_select, index_add, index_copy, index_fill = sct.index_select, sct.index_add, sct.index_copy, sct.index_fill
+    scatter, scatter_add, scatter_reduce = sct.scatter, sct.scatter_add, sct.scatter_reduce
+    masked_select, masked_scatter, take, take_along_dim = sct.masked_select, sct.masked_scatter, sct.take, \
+        sct.take_along_dim
+    nonzero, argwhere, count_nonzero = sct.nonzero, sct.argwhere, sct.count_nonzero
+    mm, bmm, mv, dot, vdot, inner, outer, ger = la.mm, la.bmm, la.matvec, la.dot, la.vdot, la.inner, la.outer, la.ger
+    addmm, addmv, addbmm, baddbmm, addr = la.addmm, la.addmv, la.addbmm, la.baddbmm, la.addr
+    det, logdet, slogdet, inverse, pinverse, matrix_power = dc.det, dc.logdet, dc.slogdet, dc.inv, dc.pinv, \
+        dc.matrix_power
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):  # noqa: E704
+        return sct.repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def type(self, dtype=None, non_blocking: bool = False):
+        """The type's name ('tinygrad_lab.FloatTensor') without an argument; else this tensor converted to
+        `dtype` (a dtype or a name such as 'torch.FloatTensor' or 'torch.cuda.LongTensor'), as Tensor.type."""
+        if dtype is None:
+            return _tensor_type_name(self)
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            dt, cuda = _parse_tensor_type(dtype)
+            return self.to("cuda", dt) if cuda else self.to(dt)
+        return self.to(dtype)
+
+    is_cpu = property(lambda self: self._device.type == "cpu")
+    is_xpu = is_mps = is_meta = is_sparse = is_quantized = is_mkldnn = is_nested = property(lambda self: False)
+
+    def __format__(self, spec: str) -> str:
+        """format(t, '+.2f') and f'{t:.3f}' format a 0-d tensor's number, as PyTorch does. Where we differ:
+        without a spec (f'{t}') it is str(t), 'tensor(1.)', where PyTorch gives the bare number."""
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
+    # in place
+    sin_, cos_, tan_, sqrt_, log_, log1p_, tanh_, sigmoid_ = (_inplace(f"{n}_", f) for n, f in (
+        ("sin", ew.sin), ("cos", ew.cos), ("tan", pw.tan), ("sqrt", ew.sqrt), ("log", ew.log), ("log1p", ew.log1p),
+        ("tanh", ew.tanh), ("sigmoid", ew.sigmoid)))
+    abs_, neg_, floor_, ceil_, round_, trunc_, sign_, square_ = (_inplace(f"{n}_", f) for n, f in (
+        ("abs", ew.abs), ("neg", ew.neg), ("floor", ew.floor), ("ceil", ew.ceil), ("round", ew.round),
+        ("trunc", ew.trunc), ("sign", ew.sign), ("square", pw.square)))
+    clamp_min_, clamp_max_, lerp_, addcmul_, addcdiv_, nan_to_num_, fmod_, remainder_ = (_inplace(f"{n}_", f) for n, f in (
+        ("clamp_min", pw.clamp_min), ("clamp_max", pw.clamp_max), ("lerp", pw.lerp), ("addcmul", pw.addcmul),
+        ("addcdiv", pw.addcdiv), ("nan_to_num", pw.nan_to_num), ("fmod", pw.fmod), ("remainder", ew.remainder)))
+    tril_, triu_, index_add_, index_copy_, index_fill_, scatter_, scatter_add_, scatter_reduce_ = (
+        _inplace(f"{n}_", f) for n, f in (
+            ("tril", dg.tril), ("triu", dg.triu), ("index_add", sct.index_add), ("index_copy", sct.index_copy),
+            ("index_fill", sct.index_fill), ("scatter", sct.scatter), ("scatter_add", sct.scatter_add),
+            ("scatter_reduce", sct.scatter_reduce)))
+    masked_scatter_, addmm_, baddbmm_ = (_inplace(f"{n}_", f) for n, f in (
+        ("masked_scatter", sct.masked_scatter), ("addmm", la.addmm), ("baddbmm", la.baddbmm)))
 
     # ------------------------------------------------------------ new tensors like this one
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):

@@ -85,6 +85,13 @@ class Backend:
         """The error function, elementwise (exact GELU needs it; NumPy has none)."""
         raise NotImplementedError
 
+    def special(self, name: str):
+        """The special function `name` (erfinv, gammaln, digamma, polygamma, ...) as an
+        elementwise function on this backend's arrays: SciPy's (`scipy.special`), whose ufuncs also take
+        NumPy-based device arrays; the CUDA backend gives CuPy's (`cupyx.scipy.special`)."""
+        import scipy.special  # imported on first use: scipy is large
+        return getattr(scipy.special, name)
+
     def index_add(self, target: Any, key: Any, values: Any) -> None:
         """target[key] += values, accumulating repeated indices (np.add.at)."""
         raise NotImplementedError

@@ -172,6 +172,10 @@ class CUDABackend(Backend):
     def erf(self, arr):
         return self._importer("cupyx.scipy.special").erf(arr)
 
+    def special(self, name: str):
+        import cupyx.scipy.special
+        return getattr(cupyx.scipy.special, name)
+
     def index_add(self, target, key, values) -> None:
         self._importer("cupyx").scatter_add(target, key, values)
 

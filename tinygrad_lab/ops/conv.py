@@ -702,7 +702,8 @@ def _conv_transpose_geometry(op: str, spatial: int, x, weight, bias, stride, pad
     if any(o <= 0 for o in outs):
         raise RuntimeError(f"{op}: the output size {outs} is too small (input {list(xs)}, weight {list(ws)}, "
                            f"stride={list(stride)}, padding={list(pads)}, dilation={list(dilation)})")
-    return _ConvGeom((xs[0], c_out, *outs), ws, stride, tuple((p, p) for p in pads), dilation, groups, x._device)
+    geo = _ConvGeom((xs[0], c_out, *outs), ws, stride, tuple((p, p) for p in pads), dilation, groups, x._device)
+    return geo.with_output(xs[2:])  # output_padding >= stride would give that convolution an extra position
 
 
 def _conv_transpose_numbers(op: str, spatial: int, stride, padding, output_padding, groups, dilation) -> tuple:
@@ -836,6 +837,16 @@ class _ConvGeom:
         self.OW = (self.Wp - self.dw * (self.kw - 1) - 1) // self.sw + 1
         self.M = self.OH * self.OW * self.N
         self.y_shape = (self.N, self.O, self.OW) if len(x_shape) == 3 else (self.N, self.O, self.OH, self.OW)
+
+    def with_output(self, sizes: tuple) -> "_ConvGeom":
+        """This geometry with its output positions set to `sizes` (the last one or two dims): those of a
+        transposed convolution's input, which can be fewer than the padded size allows."""
+        geo = copy.copy(self)
+        geo.OW = sizes[-1]
+        geo.OH = sizes[0] if len(sizes) == 2 else 1
+        geo.M = geo.OH * geo.OW * geo.N
+        geo.y_shape = self.y_shape[:2] + tuple(sizes)
+        return geo
 
     def batch(self, n: int) -> "_ConvGeom":
         """This geometry for a batch of n images (a chunk of the batch)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..autograd.tensor_base import TensorBase
-from .broadcast import Expand, broadcast_to, expand  # noqa: F401 (expand and broadcast_to are movement ops too)
+from .broadcast import Expand, broadcast_to, expand, sum_to  # noqa: F401 (expand and broadcast_to are movement ops too)
 from .indexing import getitem
 from .op import Op, tensor_args, tensor_list
 from .promotion import promote
@@ -358,3 +358,172 @@ def pad(x, pad, mode: str = "constant", value: float = 0.0):
     for i in range(len(pad) // 2):
         widths[n - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
     return Pad.apply(x, tuple(widths), value)
+
+
+# ---------------------------------------------------------------- rearranging: roll, repeat, movedim, narrow, ...
+
+class Roll(Op):
+    """Shift elements along dims, wrapping around (no dims: along the flattened tensor).
+    Backward: roll the gradient back by the opposite shifts."""
+
+    @staticmethod
+    def forward(ctx, x, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        return ctx.xp.roll(x._data, shifts, axis=dims)
+
+    @staticmethod
+    def backward(ctx, g):
+        back = tuple(-s for s in ctx.shifts) if isinstance(ctx.shifts, tuple) else -ctx.shifts
+        return Roll.apply(g, back, ctx.dims), None, None
+
+
+def roll(x, shifts, dims=None):
+    """Shift elements by `shifts` along `dims`, wrapping around, as torch.roll."""
+    if dims is None:
+        if not isinstance(shifts, int) and len(shifts) != 1:
+            raise RuntimeError(f"roll: without dims, shifts must be one number, got {shifts}")
+        shift = shifts if isinstance(shifts, int) else int(shifts[0])
+        return reshape(Roll.apply(reshape(x, (-1,)), shift, None), x._data.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
+    dims = tuple(normalize_dim(d, x._data.ndim, "roll") for d in dims)
+    return Roll.apply(x, shifts, dims)
+
+
+class Repeat(Op):
+    """x tiled `reps` times along each dim (reps may have more dims than x: leading ones are new).
+    Backward: the gradient viewed as (r0, s0, r1, s1, ...) summed over the repeat axes r."""
+
+    @staticmethod
+    def forward(ctx, x, reps):
+        ctx.reps = reps
+        return ctx.xp.tile(x._data, reps)
+
+    @staticmethod
+    def backward(ctx, g):
+        reps, shape = ctx.reps, ctx.input_shapes[0]
+        full = (1,) * (len(reps) - len(shape)) + tuple(shape)
+        split = tuple(n for pair in zip(reps, full) for n in pair)  # (r0, s0, r1, s1, ...)
+        kept = tuple(n for s in full for n in (1, s))  # (1, s0, 1, s1, ...): the r axes summed away
+        return reshape(sum_to(reshape(g, split), kept), shape), None
+
+
+def repeat(x, *sizes):
+    """x repeated `sizes` times along each dim, as Tensor.repeat (len(sizes) >= x.dim())."""
+    reps = shape_arg(sizes)
+    if len(reps) < x._data.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
+                           f"tensor (repeat dims {list(reps)} for a tensor of shape {list(x._data.shape)})")
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: repeat dims {list(reps)}")
+    return Repeat.apply(x, reps)
+
+
+def tile(x, dims):
+    """x repeated along each dim, as torch.tile: `dims` is padded with leading 1s to x's dims."""
+    reps = tuple(int(d) for d in ((dims,) if isinstance(dims, int) else dims))
+    reps = (1,) * (x._data.ndim - len(reps)) + reps
+    return repeat(x, reps)
+
+
+def movedim(x, source, destination):
+    """Move dims `source` to positions `destination` (the others keep their order), as torch.movedim."""
+    n = x._data.ndim
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} dims) should contain "
+                           f"the same number of dims as destination ({list(dst)} dims)")
+    src = tuple(normalize_dim(d, n, "movedim") for d in src)
+    dst = tuple(normalize_dim(d, n, "movedim") for d in dst)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in source ({list(src)}) or destination ({list(dst)})")
+    rest = iter(d for d in range(n) if d not in src)
+    moved = dict(zip(dst, src))
+    return permute(x, tuple(moved[i] if i in moved else next(rest) for i in range(n)))
+
+
+def narrow(x, dim: int, start, length: int):
+    """The slice start:start+length of dim (a view), as torch.narrow; start may be negative or a 0-d tensor."""
+    d = normalize_dim(dim, x._data.ndim, "narrow")
+    n = x._data.shape[d]
+    start = int(start)
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    start %= n if n else 1
+    if length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return getitem(x, (slice(None),) * d + (slice(start, start + length),))
+
+
+def select(x, dim: int, index: int):
+    """x indexed by `index` along dim (a view with that dim removed), as torch.select."""
+    d = normalize_dim(dim, x._data.ndim, "select")
+    n = x._data.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(x._data.shape)} at "
+                         f"dimension {d}")
+    return getitem(x, (slice(None),) * d + (int(index),))
+
+
+def unbind(x, dim: int = 0) -> tuple:
+    """The slices of x along dim, as torch.unbind."""
+    d = normalize_dim(dim, x._data.ndim, "unbind")
+    return tuple(select(x, d, i) for i in range(x._data.shape[d]))
+
+
+def unflatten(x, dim: int, sizes):
+    """Dim `dim` split into `sizes` (one may be -1), as torch.unflatten."""
+    shape = x._data.shape
+    d = normalize_dim(dim, len(shape), "unflatten")
+    sizes = tuple(int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    inner = _infer_shape(sizes, shape[d], "unflatten")
+    return reshape(x, shape[:d] + inner + shape[d + 1:])
+
+
+def ravel(x):
+    """x flattened to one dim, as torch.ravel."""
+    return reshape(x, (-1,))
+
+
+def atleast_1d(x):
+    """x with at least one dim, as torch.atleast_1d."""
+    return reshape(x, (1,)) if not x._data.ndim else x
+
+
+def atleast_2d(x):
+    """x with at least two dims (a vector becomes a row), as torch.atleast_2d."""
+    return reshape(x, (1,) * (2 - x._data.ndim) + x._data.shape) if x._data.ndim < 2 else x
+
+
+def atleast_3d(x):
+    """x with at least three dims (as torch.atleast_3d: (n,) -> (1, n, 1), (m, n) -> (m, n, 1))."""
+    nd, shape = x._data.ndim, x._data.shape
+    if nd >= 3:
+        return x
+    return reshape(x, (1, 1, 1) if nd == 0 else (1,) + shape + (1,) if nd == 1 else shape + (1,))
+
+
+def hstack(tensors):
+    """Join along dim 1 (dim 0 for vectors), as torch.hstack."""
+    tensors = [atleast_1d(t) for t in tensors]
+    return cat(tensors, 0 if tensors and tensors[0]._data.ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """Join along dim 0 after making each at least 2-D, as torch.vstack."""
+    return cat([atleast_2d(t) for t in tensors], 0)
+
+
+def dstack(tensors):
+    """Join along dim 2 after making each at least 3-D, as torch.dstack."""
+    return cat([atleast_3d(t) for t in tensors], 2)
+
+
+def column_stack(tensors):
+    """Vectors as columns, matrices as they are, joined along dim 1, as torch.column_stack."""
+    return cat([reshape(t, (-1, 1)) if t._data.ndim <= 1 else t for t in tensors], 1)

@@ -1,0 +1,286 @@
+"""More elementwise math: trigonometric and hyperbolic functions, exp and log in other bases,
+atan2, hypot, copysign, fmod, logaddexp, the finiteness tests and nan_to_num; then the fused
+forms that are compositions of ops (lerp, addcmul, addcdiv, clamp_min/max, square, ...).
+
+As in elementwise.py, each op's forward computes on backend arrays and its backward is
+written with differentiable ops (gradients of gradients work). Integer inputs of the
+float functions are computed in the default float dtype, as in PyTorch.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes
+from ..autograd.tensor_base import TensorBase
+from . import elementwise as ew
+from .elementwise import _arr, _unary, _unbroadcast, add, div, mul, sqrt, sub
+from .op import Op, constant
+from .promotion import as_operand, binary_op, cast, promote
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+# ---------------------------------------------------------------- trigonometric and hyperbolic
+
+Tan, tan = _unary("Tan", lambda xp, x: xp.tan(x), lambda x, out, g: mul(g, add(mul(out, out), 1)),
+                  "tangent. Backward: g * (1 + tan(x)**2)", saves="out")
+Asin, asin = _unary("Asin", lambda xp, x: xp.arcsin(x), lambda x, out, g: div(g, sqrt(sub(1, mul(x, x)))),
+                    "arcsine. Backward: g / sqrt(1 - x**2)")
+Acos, acos = _unary("Acos", lambda xp, x: xp.arccos(x), lambda x, out, g: ew.neg(div(g, sqrt(sub(1, mul(x, x))))),
+                    "arccosine. Backward: -g / sqrt(1 - x**2)")
+Atan, atan = _unary("Atan", lambda xp, x: xp.arctan(x), lambda x, out, g: div(g, add(mul(x, x), 1)),
+                    "arctangent. Backward: g / (1 + x**2)")
+Sinh, sinh = _unary("Sinh", lambda xp, x: xp.sinh(x), lambda x, out, g: mul(g, cosh(x)),
+                    "hyperbolic sine. Backward: g * cosh(x)")
+Cosh, cosh = _unary("Cosh", lambda xp, x: xp.cosh(x), lambda x, out, g: mul(g, sinh(x)),
+                    "hyperbolic cosine. Backward: g * sinh(x)")
+Asinh, asinh = _unary("Asinh", lambda xp, x: xp.arcsinh(x), lambda x, out, g: div(g, sqrt(add(mul(x, x), 1))),
+                      "inverse hyperbolic sine. Backward: g / sqrt(x**2 + 1)")
+Acosh, acosh = _unary("Acosh", lambda xp, x: xp.arccosh(x),
+                      lambda x, out, g: div(g, sqrt(mul(sub(x, 1), add(x, 1)))),
+                      "inverse hyperbolic cosine. Backward: g / sqrt((x - 1) * (x + 1))")
+Atanh, atanh = _unary("Atanh", lambda xp, x: xp.arctanh(x), lambda x, out, g: div(g, sub(1, mul(x, x))),
+                      "inverse hyperbolic tangent. Backward: g / (1 - x**2)")
+
+
+# ---------------------------------------------------------------- exp and log in other bases
+
+Log2, log2 = _unary("Log2", lambda xp, x: xp.log2(x), lambda x, out, g: div(g, mul(x, _LN2)),
+                    "base-2 logarithm. Backward: g / (x * ln 2)")
+Log10, log10 = _unary("Log10", lambda xp, x: xp.log10(x), lambda x, out, g: div(g, mul(x, _LN10)),
+                      "base-10 logarithm. Backward: g / (x * ln 10)")
+Expm1, expm1 = _unary("Expm1", lambda xp, x: xp.expm1(x), lambda x, out, g: mul(g, add(out, 1)),
+                      "e**x - 1, accurate near 0. Backward: g * (out + 1)", saves="out")
+Exp2, exp2 = _unary("Exp2", lambda xp, x: xp.exp2(x), lambda x, out, g: mul(g, mul(out, _LN2)),
+                    "2**x. Backward: g * 2**x * ln 2", saves="out")
+Frac, _frac = _unary("Frac", lambda xp, x: x - xp.trunc(x), lambda x, out, g: g,
+                     "the fractional part x - trunc(x), with x's sign. Backward: g", saves="")
+
+
+def frac(x):
+    """x - trunc(x), as torch.frac (float tensors only, as PyTorch)."""
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f'"frac_cpu" not implemented for \'{x.dtype}\' (input of shape {list(x._data.shape)})')
+    return _frac(x)
+
+
+# ---------------------------------------------------------------- binary math
+
+class Atan2(Op):
+    """The angle of the point (b, a): atan(a / b) in the right quadrant.
+    Backward: d/da = g * b / (a**2 + b**2), d/db = -g * a / (a**2 + b**2)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.arctan2(_arr(a), _arr(b))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        scale = div(g, add(mul(a, a), mul(b, b)))
+        return (_unbroadcast(ctx, mul(scale, b), 0) if n[0] else None,
+                _unbroadcast(ctx, ew.neg(mul(scale, a)), 1) if n[1] else None)
+
+
+class Hypot(Op):
+    """sqrt(a**2 + b**2) without overflow. Backward: d/da = g * a / out, d/db = g * b / out."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.hypot(_arr(a), _arr(b))
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        scale = div(g, out)
+        return (_unbroadcast(ctx, mul(scale, a), 0) if n[0] else None,
+                _unbroadcast(ctx, mul(scale, b), 1) if n[1] else None)
+
+
+class Copysign(Op):
+    """|a| with the sign of b. Backward: d/da = g * out / a (the sign flip), 0 where a == 0;
+    d/db = 0 (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.copysign(_arr(a), _arr(b))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        zero = ew.eq(a, 0)
+        flip = ew.where(zero, 0.0, div(out, ew.where(zero, 1.0, a)))  # the second where keeps 0/0 out of the graph
+        return (_unbroadcast(ctx, mul(g, flip), 0) if n[0] else None,
+                _unbroadcast(ctx, ew.zeros_like(g), 1) if n[1] else None)
+
+
+class Fmod(Op):
+    """a - trunc(a / b) * b, with the sign of a (C's fmod).
+    Backward: d/da = g, d/db = -g * trunc(a / b)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.fmod(_arr(a), _arr(b))
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        return (_unbroadcast(ctx, g, 0) if n[0] else None,
+                _unbroadcast(ctx, ew.neg(mul(g, ew.trunc(div(a, b)))), 1) if n[1] else None)
+
+
+class LogAddExp(Op):
+    """log(e**a + e**b) without overflow. Backward: d/da = g * e**(a - out), d/db = g * e**(b - out)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.logaddexp(_arr(a), _arr(b))
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        return (_unbroadcast(ctx, mul(g, ew.exp(sub(a, out))), 0) if n[0] else None,
+                _unbroadcast(ctx, mul(g, ew.exp(sub(b, out))), 1) if n[1] else None)
+
+
+atan2 = arctan2 = binary_op(Atan2, "atan2", min_category=dtypes.FLOAT, doc="atan(a / b) in the right quadrant")
+hypot = binary_op(Hypot, "hypot", min_category=dtypes.FLOAT, doc="sqrt(a**2 + b**2)")
+copysign = binary_op(Copysign, "copysign", min_category=dtypes.FLOAT, doc="|a| with the sign of b")
+fmod = binary_op(Fmod, "fmod", doc="a - trunc(a / b) * b (the sign of a)")
+logaddexp = binary_op(LogAddExp, "logaddexp", min_category=dtypes.FLOAT, doc="log(e**a + e**b)")
+
+
+def logaddexp2(a, b):
+    """log2(2**a + 2**b), as torch.logaddexp2."""
+    return div(logaddexp(mul(a, _LN2), mul(b, _LN2)), _LN2)
+
+
+# ---------------------------------------------------------------- finiteness
+
+def _predicate(name: str, compute, doc: str):
+    """A unary op with a bool result and no gradient."""
+    cls = type(name, (Op,), {"differentiable": False, "__doc__": doc,
+                             "forward": staticmethod(lambda ctx, x: compute(ctx.xp, x._data))})
+
+    def op(x):
+        return cls.apply(x)
+
+    op.__name__, op.__doc__ = name.lower(), doc
+    return cls, op
+
+
+IsNan, isnan = _predicate("IsNan", lambda xp, x: xp.isnan(x), "True where x is NaN (no gradient).")
+IsInf, isinf = _predicate("IsInf", lambda xp, x: xp.isinf(x), "True where x is +inf or -inf (no gradient).")
+IsPosInf, isposinf = _predicate("IsPosInf", lambda xp, x: xp.isposinf(x), "True where x is +inf (no gradient).")
+IsNegInf, isneginf = _predicate("IsNegInf", lambda xp, x: xp.isneginf(x), "True where x is -inf (no gradient).")
+IsFinite, isfinite = _predicate("IsFinite", lambda xp, x: xp.isfinite(x),
+                                "True where x is neither inf nor NaN (no gradient).")
+SignBit, signbit = _predicate("SignBit", lambda xp, x: xp.signbit(x),
+                              "True where x's sign bit is set (negative numbers and -0.0; no gradient).")
+
+
+class NanToNum(Op):
+    """x with NaN, +inf and -inf replaced by the given numbers (by default 0 and the dtype's largest
+    and smallest). Backward: g where x was finite, 0 where it was replaced."""
+
+    @staticmethod
+    def forward(ctx, x, nan, posinf, neginf):
+        d = x._data
+        ctx.save_for_backward(ctx.xp.isfinite(d))
+        return ctx.xp.nan_to_num(d, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, g):
+        (finite,) = ctx.saved_tensors
+        return ew.Where.apply(constant(ctx, finite), g, 0.0), None, None, None
+
+
+def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None):
+    """NaN -> nan, +inf -> posinf, -inf -> neginf (defaults: 0, the dtype's largest and smallest value),
+    as torch.nan_to_num; integer and bool tensors are returned as a copy."""
+    if x._data.dtype.kind != "f":
+        return ew.Clone.apply(x)
+    return NanToNum.apply(x, nan, posinf, neginf)
+
+
+# ---------------------------------------------------------------- compositions (their gradients come from the ops)
+
+def square(x):
+    """x * x, as torch.square (integers stay integers)."""
+    return mul(x, x)
+
+
+def reciprocal(x):
+    """1 / x, as torch.reciprocal (integers give the default float dtype)."""
+    return div(1.0, x)
+
+
+def deg2rad(x):
+    """Degrees to radians, as torch.deg2rad."""
+    return mul(_as_float(x), math.pi / 180.0)
+
+
+def rad2deg(x):
+    """Radians to degrees, as torch.rad2deg."""
+    return mul(_as_float(x), 180.0 / math.pi)
+
+
+def clamp_min(x, min):  # noqa: A002 (PyTorch's parameter names)
+    """max(x, min), as torch.clamp_min."""
+    return ew.clamp(x, min=min)
+
+
+def clamp_max(x, max):  # noqa: A002
+    """min(x, max), as torch.clamp_max."""
+    return ew.clamp(x, max=max)
+
+
+def lerp(start, end, weight):
+    """start + weight * (end - start), as torch.lerp: for |weight| >= 0.5 computed from the end
+    (end - (end - start) * (1 - weight)), as PyTorch does, so that weight = 1 gives end exactly."""
+    start, end = promote(start, end, op="lerp")
+    diff = sub(end, start)
+    if not isinstance(weight, TensorBase):
+        return add(start, mul(diff, weight)) if abs(weight) < 0.5 else sub(end, mul(diff, 1.0 - weight))
+    near_start = ew.lt(ew.abs(weight), 0.5)
+    return ew.where(near_start, add(start, mul(diff, weight)), sub(end, mul(diff, sub(1.0, weight))))
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    """input + value * tensor1 * tensor2, as torch.addcmul."""
+    return add(input, mul(mul(tensor1, tensor2), value) if value != 1 else mul(tensor1, tensor2))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
+    """input + value * tensor1 / tensor2, as torch.addcdiv (integer tensor1 and tensor2 are refused, as in
+    PyTorch: their quotient would be truncated)."""
+    if all(isinstance(t, TensorBase) and t._data.dtype.kind in "biu" for t in (tensor1, tensor2)):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+                           "will perform a true division of tensor1 and tensor2. Use div instead.")
+    quotient = div(tensor1, tensor2)
+    return add(input, mul(quotient, value) if value != 1 else quotient)
+
+
+def float_power(a, b):
+    """a ** b computed in float64, as torch.float_power."""
+    a, b = as_operand(a, "float_power"), as_operand(b, "float_power")
+    a = cast(a, "float64") if isinstance(a, TensorBase) else float(a)
+    b = cast(b, "float64") if isinstance(b, TensorBase) else float(b)
+    return ew.pow(a, b)
+
+
+def _as_float(x):
+    return x if x._data.dtype.kind == "f" else cast(x, dtypes.get_default_dtype().np)

@@ -1,0 +1,257 @@
+"""Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, and
+unique / unique_consecutive.
+
+Each differentiable one is two steps: a non-differentiable op finds the indices (where the values
+come from), then `gather` picks the values. The gradient is gather's: each output's gradient goes
+back to the element it was taken from. NaN sorts as the largest value, as in PyTorch.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..autograd.tensor_base import TensorBase, make
+from . import movement as mv
+from .indexing import Gather
+from .op import Op
+from .shapes import normalize_dim
+
+
+class ValuesIndices(NamedTuple):
+    """What sort, topk, kthvalue, median and mode return: PyTorch's (values, indices) named tuple."""
+
+    values: TensorBase
+    indices: TensorBase
+
+
+class SortIndices(Op):
+    """The indices that sort x along dim, stably (equal elements keep their order), NaN last
+    (first when descending); no gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, dim, descending):
+        return sort_indices(ctx.xp, x._data, dim, descending)
+
+
+def sort_indices(xp, d, axis: int, descending: bool):
+    """Stable argsort along axis. Descending: the ascending order of the reversed array, reversed
+    again, so that equal elements still keep their original order."""
+    if not descending:
+        return xp.argsort(d, axis=axis, kind="stable")
+    n = d.shape[axis]
+    reversed_order = xp.argsort(xp.flip(d, axis), axis=axis, kind="stable")
+    return (n - 1 - xp.flip(reversed_order, axis)).astype("int64")
+
+
+def _pick(x, dim: int, idx) -> ValuesIndices:
+    """(x's values at idx along dim, idx): the differentiable gather of the values."""
+    return ValuesIndices(Gather.apply(x, dim, idx), idx)
+
+
+def sort(x, dim: int = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
+    """(values, indices) of x sorted along dim, as torch.sort (always stable here)."""
+    if not x._data.ndim:
+        return ValuesIndices(mv.reshape(x, ()), _zeros_index(x, ()))
+    d = normalize_dim(dim, x._data.ndim, "sort")
+    return _pick(x, d, SortIndices.apply(x, d, bool(descending)))
+
+
+def argsort(x, dim: int = -1, descending: bool = False, stable: bool = False):
+    """The indices that sort x along dim, as torch.argsort (always stable here)."""
+    if not x._data.ndim:
+        return _zeros_index(x, ())
+    return SortIndices.apply(x, normalize_dim(dim, x._data.ndim, "argsort"), bool(descending))
+
+
+def msort(x):
+    """x sorted along dim 0, as torch.msort."""
+    return sort(x, 0).values
+
+
+class TopkIndices(Op):
+    """The indices of the k largest (or smallest) elements along dim, in sorted order; no gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, k, dim, largest):
+        order = sort_indices(ctx.xp, x._data, dim, largest)
+        return ctx.xp.take(order, ctx.xp.arange(k), axis=dim)
+
+
+def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
+    """(values, indices) of the k largest elements along dim (smallest with largest=False), as torch.topk;
+    always in sorted order here."""
+    if not x._data.ndim:
+        _check_k(k, 1, "topk", low=0)
+        return ValuesIndices(mv.reshape(x, ()), _zeros_index(x, ())) if k else _pick(x, 0, _zeros_index(x, (0,)))
+    d = normalize_dim(dim, x._data.ndim, "topk")
+    _check_k(k, x._data.shape[d], "topk", low=0)
+    return _pick(x, d, TopkIndices.apply(x, int(k), d, bool(largest)))
+
+
+class KthIndex(Op):
+    """The index along dim of the element that would be at position `k` after a stable sort
+    (k counted from 0); for the median, the index of a NaN where a row has one. No gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, k, dim, nan_wins):
+        xp, d = ctx.xp, x._data
+        order = xp.argsort(d, axis=dim, kind="stable")
+        idx = xp.take(order, [k], axis=dim) if isinstance(k, int) else xp.take_along_axis(order, k, axis=dim)
+        if nan_wins and d.dtype.kind == "f":
+            nan = xp.isnan(d)
+            first_nan = xp.expand_dims(xp.argmax(nan, axis=dim), dim)
+            idx = xp.where(xp.expand_dims(nan.any(axis=dim), dim), first_nan, idx)
+        return idx.astype("int64")
+
+
+def _kth(x, k, dim, keepdim: bool, nan_wins: bool) -> ValuesIndices:
+    """The element at sorted position k (from 0) along dim, and its index."""
+    out = _pick(x, dim, KthIndex.apply(x, k, dim, nan_wins))
+    return out if keepdim else ValuesIndices(mv.squeeze(out.values, dim), mv.squeeze(out.indices, dim))
+
+
+def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """(values, indices) of the k-th smallest element along dim (k from 1), as torch.kthvalue."""
+    x1 = x if x._data.ndim else mv.reshape(x, (1,))
+    d = normalize_dim(dim, x._data.ndim, "kthvalue")
+    _check_k(k, x1._data.shape[d], "kthvalue", low=1)
+    return _squeeze_0d(_kth(x1, k - 1, d, keepdim, nan_wins=True), x)
+
+
+def median(x, dim: int | None = None, keepdim: bool = False):
+    """The lower of the two middle values (no average), as torch.median: over all elements (a tensor),
+    or along dim ((values, indices)); NaN if the values include NaN."""
+    return _median(x, dim, keepdim, "median", nan_wins=True)
+
+
+def nanmedian(x, dim: int | None = None, keepdim: bool = False):
+    """The median of the values that are not NaN, as torch.nanmedian."""
+    return _median(x, dim, keepdim, "nanmedian", nan_wins=False)
+
+
+def _median(x, dim, keepdim: bool, op: str, nan_wins: bool):
+    if dim is None:
+        flat = mv.reshape(x, (-1,))
+        if not flat._data.size:
+            return make(x._device.backend.xp.full((), float("nan"), dtype=x._data.dtype), x._device)
+        return mv.reshape(_kth(flat, _middle(flat, 0, nan_wins), 0, False, nan_wins).values, ())
+    x1 = x if x._data.ndim else mv.reshape(x, (1,))
+    d = normalize_dim(dim, x._data.ndim, op)
+    if x1._data.shape[d] == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    return _squeeze_0d(_kth(x1, _middle(x1, d, nan_wins), d, keepdim, nan_wins), x)
+
+
+def _middle(x, dim: int, nan_wins: bool):
+    """The sorted position of the lower median along dim: (n - 1) // 2, or, ignoring NaNs (nanmedian),
+    a position per row (NaN sorts last, so the row's numbers come first)."""
+    n = x._data.shape[dim]
+    if nan_wins or x._data.dtype.kind != "f":
+        return (n - 1) // 2
+    xp = x._device.backend.xp
+    count = (~xp.isnan(x._data)).sum(axis=dim, keepdims=True)
+    return xp.maximum(count - 1, 0) // 2
+
+
+class ModeIndex(Op):
+    """The index along dim of the most frequent value (the smallest such value on ties, its last
+    occurrence, as PyTorch); no gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = ctx.xp
+        d = xp.moveaxis(x._data, dim, -1)
+        order = xp.argsort(d, axis=-1, kind="stable")
+        s = xp.take_along_axis(d, order, axis=-1)
+        n = s.shape[-1]
+        new_run = xp.concatenate([xp.ones(s.shape[:-1] + (1,), bool), s[..., 1:] != s[..., :-1]], axis=-1)
+        run_start = xp.maximum.accumulate(xp.where(new_run, xp.arange(n), 0), axis=-1)
+        run_length = xp.arange(n) - run_start + 1  # at the last element of each run: that run's count
+        best = xp.argmax(run_length, axis=-1)[..., None]  # the first longest run ends here
+        return xp.moveaxis(xp.take_along_axis(order, best, axis=-1), -1, dim).astype("int64")
+
+
+def mode(x, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """(values, indices) of the most frequent value along dim, as torch.mode."""
+    x1 = x if x._data.ndim else mv.reshape(x, (1,))
+    d = normalize_dim(dim, x._data.ndim, "mode")
+    out = _pick(x1, d, ModeIndex.apply(x1, d))
+    out = out if keepdim else ValuesIndices(mv.squeeze(out.values, d), mv.squeeze(out.indices, d))
+    return _squeeze_0d(out, x)
+
+
+# ---------------------------------------------------------------- unique
+
+class Unique(Op):
+    """The distinct values of x (sorted), with the inverse indices and the counts (no gradient)."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        xp = ctx.xp
+        values, inverse, counts = xp.unique(x._data, return_inverse=True, return_counts=True, axis=dim)
+        shape = x._data.shape if dim is None else (x._data.shape[dim],)
+        return values, inverse.reshape(shape).astype("int64"), counts.astype("int64")
+
+
+def unique(x, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: int | None = None):
+    """The distinct elements of x (or distinct slices along dim), sorted, as torch.unique;
+    optionally with the index of each element's value (return_inverse) and the counts."""
+    d = None if dim is None else normalize_dim(dim, x._data.ndim, "unique")
+    values, inverse, counts = Unique.apply(x, d)
+    extra = (inverse,) * return_inverse + (counts,) * return_counts
+    return (values,) + extra if extra else values
+
+
+class UniqueConsecutive(Op):
+    """The first element of each run of equal consecutive elements (of the flattened x), with the
+    inverse indices and the run lengths (no gradient)."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x):
+        xp = ctx.xp
+        flat = x._data.reshape(-1)
+        starts = xp.concatenate([xp.ones(min(flat.size, 1), bool), flat[1:] != flat[:-1]])
+        inverse = (xp.cumsum(starts) - 1).reshape(x._data.shape).astype("int64")
+        first = xp.flatnonzero(starts)
+        counts = xp.diff(xp.append(first, flat.size)).astype("int64")
+        return flat[first], inverse, counts
+
+
+def unique_consecutive(x, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None):
+    """Each run of equal consecutive elements collapsed to one, as torch.unique_consecutive (dim=None only)."""
+    if dim is not None:
+        raise NotImplementedError("unique_consecutive: only dim=None is supported")
+    values, inverse, counts = UniqueConsecutive.apply(x)
+    extra = (inverse,) * return_inverse + (counts,) * return_counts
+    return (values,) + extra if extra else values
+
+
+# ---------------------------------------------------------------- what these share
+
+def _check_k(k, n: int, op: str, low: int) -> None:
+    if not low <= k <= n:
+        raise IndexError(f"{op}(): selected number k ({k}) out of range for dimension of size {n} "
+                         f"(k must be in [{low}, {n}])")
+
+
+def _zeros_index(x, shape):
+    return make(x._device.backend.xp.zeros(shape, dtype="int64"), x._device)
+
+
+def _squeeze_0d(out: ValuesIndices, x) -> ValuesIndices:
+    """For a 0-d x (handled as one element), 0-d results."""
+    if x._data.ndim:
+        return out
+    return ValuesIndices(mv.reshape(out.values, ()), mv.reshape(out.indices, ()))

@@ -1,0 +1,157 @@
+"""Special functions: erfc, erfinv, lgamma, digamma, polygamma, xlogy, xlog1py, sinc and logit.
+
+NumPy has none of them: each forward calls the backend's special function (SciPy's on the CPU,
+CuPy's on a GPU: `backend.special(name)`), and casts its result back to the input's dtype.
+Each backward is written with ops, so second derivatives work (digamma's derivative is
+polygamma(1, x), whose derivative is polygamma(2, x), ...).
+"""
+from __future__ import annotations
+
+import math
+
+from .. import dtypes
+from . import elementwise as ew
+from .elementwise import _arr, _unbroadcast, add, div, mul, sub
+from .op import Op, constant
+from .promotion import binary_op, cast
+
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _special(name: str, function: str, grad, doc: str, saves: str = "x"):
+    """A unary Function computed by the backend's special function `function`;
+    `grad(saved, g)` with ops -> dx, where `saves` ("x" or "out") says what backward reads."""
+
+    def forward(ctx, x):
+        d = x._data
+        out = ctx.device.backend.special(function)(d).astype(d.dtype, copy=False)
+        ctx.save_for_backward(x if saves == "x" else out)
+        return out
+
+    def backward(ctx, g):
+        (saved,) = ctx.saved_tensors
+        return grad(saved, g)
+
+    cls = type(name, (Op,), {"forward": staticmethod(forward), "backward": staticmethod(backward), "__doc__": doc})
+
+    def op(x):
+        return cls.apply(_float(x))
+
+    op.__name__, op.__doc__ = name.lower(), doc
+    return cls, op
+
+
+Erfc, erfc = _special("Erfc", "erfc", lambda x, g: ew.neg(mul(g, mul(ew.exp(ew.neg(mul(x, x))), _TWO_OVER_SQRT_PI))),
+                      "the complementary error function 1 - erf(x), accurate where erf(x) is near 1. "
+                      "Backward: -g * 2/sqrt(pi) * exp(-x**2)")
+Erfinv, erfinv = _special("Erfinv", "erfinv",
+                          lambda out, g: mul(g, mul(ew.exp(mul(out, out)), math.sqrt(math.pi) / 2)),
+                          "the inverse error function: erf(erfinv(y)) = y for y in (-1, 1). "
+                          "Backward: g * sqrt(pi)/2 * exp(out**2)", saves="out")
+Lgamma, lgamma = _special("Lgamma", "gammaln", lambda x, g: mul(g, digamma(x)),
+                          "log |Gamma(x)|. Backward: g * digamma(x)")
+Digamma, digamma = _special("Digamma", "psi", lambda x, g: mul(g, polygamma(1, x)),
+                            "digamma(x) = d/dx log Gamma(x). Backward: g * polygamma(1, x)")
+
+
+class Polygamma(Op):
+    """The n-th derivative of digamma. Backward: g * polygamma(n + 1, x)."""
+
+    @staticmethod
+    def forward(ctx, n, x):
+        ctx.n = n
+        ctx.save_for_backward(x)
+        d = x._data
+        return ctx.device.backend.special("polygamma")(n, d).astype(d.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return None, mul(g, polygamma(ctx.n + 1, x))
+
+
+def polygamma(n: int, x):
+    """The n-th derivative of digamma at x, as torch.polygamma (n = 0 is digamma)."""
+    if not isinstance(n, int) or n < 0:
+        raise RuntimeError(f"polygamma(n, x) does not support negative n (got n={n})")
+    return digamma(x) if n == 0 else Polygamma.apply(n, _float(x))
+
+
+def mvlgamma(x, p: int):
+    """The multivariate log-gamma function of dimension p, as torch.mvlgamma:
+    sum over j < p of lgamma(x - j/2), plus p(p-1)/4 * log(pi)."""
+    terms = [lgamma(sub(x, j / 2)) for j in range(p)]
+    total = terms[0]
+    for t in terms[1:]:
+        total = add(total, t)
+    return add(total, p * (p - 1) / 4 * math.log(math.pi))
+
+
+# ---------------------------------------------------------------- x * log(y), sinc
+
+class Xlogy(Op):
+    """x * log(y), and 0 where x == 0 (unless y is NaN), so 0 * log(0) counts as 0.
+    Backward: d/dx = g * log(y), 0 where x == 0; d/dy = g * x / y."""
+
+    function = "xlogy"
+
+    @classmethod
+    def forward(cls, ctx, x, y):
+        ctx.save_for_backward(x, y)
+        a, b = _arr(x), _arr(y)
+        out = ctx.device.backend.special(cls.function)(a, b)
+        return out.astype((a if hasattr(a, "dtype") else b).dtype, copy=False)
+
+    @classmethod
+    def backward(cls, ctx, g):
+        x, y = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        fn = xlogy if cls.function == "xlogy" else xlog1py
+        gx = _unbroadcast(ctx, mul(g, fn(cast(ew.ne(x, 0), g._data.dtype), y)), 0) if n[0] else None
+        gy = _unbroadcast(ctx, mul(g, div(x, y if cls.function == "xlogy" else add(y, 1))), 1) if n[1] else None
+        return gx, gy
+
+
+class Xlog1py(Xlogy):
+    """x * log(1 + y), and 0 where x == 0 (unless y is NaN).
+    Backward: d/dx = g * log1p(y), 0 where x == 0; d/dy = g * x / (1 + y)."""
+
+    function = "xlog1py"
+
+
+xlogy = binary_op(Xlogy, "xlogy", min_category=dtypes.FLOAT, doc="x * log(y), 0 where x == 0")
+xlog1py = binary_op(Xlog1py, "xlog1py", min_category=dtypes.FLOAT, doc="x * log1p(y), 0 where x == 0")
+
+
+class Sinc(Op):
+    """sin(pi x) / (pi x), 1 at x = 0. Backward: g * (cos(pi x) pi x - sin(pi x)) / (pi x**2), 0 at x = 0."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.sinc(x._data)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        zero = ew.eq(x, 0)
+        safe = ew.where(zero, 1.0, x)  # keeps 0/0 out of the graph (its gradient would be NaN too)
+        px = mul(safe, math.pi)
+        slope = div(sub(mul(ew.cos(px), px), ew.sin(px)), mul(px, safe))
+        return mul(g, ew.where(zero, 0.0, slope))
+
+
+def sinc(x):
+    """The normalized sinc function sin(pi x) / (pi x), as torch.sinc."""
+    return Sinc.apply(_float(x))
+
+
+def logit(x, eps: float | None = None):
+    """log(x / (1 - x)), as torch.logit; with eps, x is clamped to [eps, 1 - eps] first (and the
+    gradient is 0 outside that interval)."""
+    z = _float(x) if eps is None else ew.clamp(_float(x), eps, 1.0 - eps)
+    return ew.log(div(z, sub(1.0, z)))
+
+
+def _float(x):
+    return x if x._data.dtype.kind == "f" else cast(x, dtypes.get_default_dtype().np)
