@@ -760,7 +760,7 @@ CORPUS: dict[str, Misuse] = {
                                                 r"expected 1, got 2"), _function_gradient_count),
     "function_gradient_shape": E(RuntimeError, ("WrongBackward returned an invalid gradient at index 0", r"\[3\]"),
                                  _function_gradient_shape),
-    "non_leaf_grad": E(UserWarning, ("The .grad attribute of a Tensor that is not a leaf Tensor", "retain_grad"),
+    "non_leaf_grad": E(UserWarning, (r"not a leaf.*retain_grad\(\)", "retain_grad"),
                        _non_leaf_grad),
     "non_leaf_requires_grad_false": E(RuntimeError, ("requires_grad flags of leaf variables", "detach"),
                                       _non_leaf_requires_grad_false),

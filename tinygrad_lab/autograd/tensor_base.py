@@ -118,10 +118,9 @@ class TensorBase:
 tensor_types = {TensorBase}
 
 _NON_LEAF_GRAD = (
-    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
-    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
-    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
-    "you access the leaf Tensor instead.")
+    "reading .grad of a tensor that is not a leaf: backward() fills .grad only on leaves (tensors you made, "
+    "not results of ops), so this stays None. Call .retain_grad() on it before backward() to keep its "
+    "gradient, or read .grad of the leaf you meant.")
 
 
 class Size(tuple):
