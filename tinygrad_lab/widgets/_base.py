@@ -72,3 +72,19 @@ class StaticFallback:
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})  # anywidget adds metadata
         data = {**data, **self._static_bundle(), "text/plain": repr(self)}
         return (data, metadata) if metadata else data
+
+
+class AroundGraphView(StaticFallback):
+    """Mixin for a widget built around a GraphView (`self.view`): its static picture and its error
+    line (shown above the graph) are the view's."""
+
+    def _static_bundle(self) -> dict:
+        return self.view._static_bundle()
+
+    @property
+    def error(self) -> str:
+        return self.view.error
+
+    @error.setter
+    def error(self, message: str) -> None:
+        self.view.error = message

@@ -19,14 +19,14 @@ import numpy as np
 
 from ..graph import render
 from ..graph.compare import Comparison, NodeComparison, compare
-from ._base import StaticFallback, shows_errors
+from ._base import AroundGraphView, shows_errors
 from .graph_view import GraphView
 from .stepper import _MONO, _panel, _source_html
 
 _RED, _MUTED = render.COLORS["differs"], render.COLORS["muted"]
 
 
-class CompareStepper(StaticFallback, ipywidgets.VBox):
+class CompareStepper(AroundGraphView, ipywidgets.VBox):
     """Step through the backward pass of `loss` with the engine's pieces and with `fn` in place of
     `seam` (a `tinygrad_lab.seams` name: "Mul.backward", "unbroadcast", "backward_order",
     "accumulate", "im2col"), node by node; the first node where the gradients differ is marked.
@@ -71,17 +71,6 @@ class CompareStepper(StaticFallback, ipywidgets.VBox):
 
     def __repr__(self) -> str:
         return f"<CompareStepper widget: {_plain(self.result)}>"
-
-    def _static_bundle(self) -> dict:
-        return self.view._static_bundle()
-
-    @property
-    def error(self) -> str:
-        return self.view.error
-
-    @error.setter
-    def error(self, message: str) -> None:
-        self.view.error = message
 
     @property
     def current(self) -> NodeComparison | None:

@@ -17,7 +17,7 @@ import ipywidgets
 from .. import graph as _graph
 from ..graph import render
 from ..graph.source import Source
-from ._base import StaticFallback, shows_errors
+from ._base import AroundGraphView, shows_errors
 from .graph_view import GraphView
 
 _MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 12px"
@@ -28,7 +28,7 @@ _ROLE_NOTES = {"saved": "saved by forward", "number": "a Python number", "value"
                "ctx": "kept by forward", "shape": "shape", "missing": "not available", "grad": ""}
 
 
-class BackwardStepper(StaticFallback, ipywidgets.VBox):
+class BackwardStepper(AroundGraphView, ipywidgets.VBox):
     """Walk `loss.backward()` one node at a time. After the last step every leaf's `.grad` is
     what `loss.backward()` gives. Options go to the GraphView (collapse, cluster_modules, ...)."""
 
@@ -61,17 +61,6 @@ class BackwardStepper(StaticFallback, ipywidgets.VBox):
 
     def __repr__(self) -> str:
         return f"<BackwardStepper widget: step {len(self.model.history)} of {self.total}>"
-
-    def _static_bundle(self) -> dict:
-        return self.view._static_bundle()
-
-    @property
-    def error(self) -> str:
-        return self.view.error
-
-    @error.setter
-    def error(self, message: str) -> None:
-        self.view.error = message  # shown above the graph
 
     def _move(self, delta: int) -> None:
         self.slider.value = min(max(self.slider.value + delta, 0), self.total)
