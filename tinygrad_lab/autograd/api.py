@@ -23,7 +23,9 @@ def _seed_grads(outputs: tuple, grads: tuple, create_graph: bool) -> list:
             if t._data.size != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs (output {i} has shape "
                                    f"{list(t._data.shape)}); pass gradient= (e.g. torch-style y.backward(torch.ones_like(y)))")
-            g = make(t._device.backend.xp.ones(t._data.shape, dtype=t._data.dtype), t._device)  # filled: no upload
+            g = t._device.backend.xp.empty(t._data.shape, dtype=t._data.dtype)
+            g.fill(1)  # filled on the device, no upload; cheaper than xp.ones, NumPy's Python wrapper: 27 -> 6 bytecodes
+            g = make(g, t._device)
         elif not isinstance(g, TensorBase):
             g = make(t._device.backend.xp.full(t._data.shape, g, dtype=t._data.dtype), t._device)
         elif g._data.shape != t._data.shape:
