@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -260,3 +261,24 @@ def test_mnist_inconsistent_files(tmp_path, images_labels):
     _mnist_dir(tmp_path, images, bad)
     with pytest.raises(ValueError, match="labels must be 0..9"):
         datasets.mnist(tmp_path)
+
+
+# ---------------------------------------------------------------- the text shipped with the package
+
+def test_char_corpus_round_trips_the_shipped_text():
+    ids, vocab = datasets.char_corpus()
+    path = Path(datasets.__file__).parent / "data" / "little_harbour.txt"
+    text = path.read_bytes().decode("utf-8")   # read independently of the loader (bytes, no newline translation)
+    assert ids.dtype == tl.int64 and ids.shape == (len(text),)
+    assert vocab == "".join(sorted(set(text))) and len(set(vocab)) == len(vocab)
+    assert "".join(vocab[i] for i in ids.tolist()) == text
+    assert 2_000 < len(text) < 20_000   # a few KB: a lesson trains on it in seconds
+
+
+def test_char_corpus_is_the_same_every_call_and_feeds_a_language_model():
+    a, vocab_a = datasets.char_corpus()
+    b, vocab_b = datasets.char_corpus()
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert vocab_a == vocab_b
+    emb = tl.nn.Embedding(len(vocab_a), 4)
+    assert emb(a[:10]).shape == (10, 4)   # every id is a valid row of an embedding of len(vocab)

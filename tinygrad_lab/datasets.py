@@ -13,6 +13,9 @@ them (a DataLoader with `shuffle=True`) before training.
 
 Real sets: `digits()` (scikit-learn ships the 8x8 digits inside its package)
 and `mnist(root)`, which reads IDX files you downloaded yourself (`read_idx`).
+
+Text: `char_corpus()`, a 4 KB story shipped inside the package, as character ids
+(a tensor) and its vocabulary (a string), for a character-level language model.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import math
 import os
 import struct
 import zlib
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +35,7 @@ from .autograd.tensor_base import TensorBase
 from .backends import CPU
 from .creation import from_numpy
 
-__all__ = ["blobs", "digits", "mnist", "moons", "read_idx", "sine_sequences", "spirals"]
+__all__ = ["blobs", "char_corpus", "digits", "mnist", "moons", "read_idx", "sine_sequences", "spirals"]
 
 
 def _rng(seed: int | None) -> np.random.Generator:
@@ -162,6 +166,21 @@ def digits(flatten: bool = True):
     if not flatten:
         X = X.reshape(-1, 1, 8, 8)
     return _floats(X), _labels(bunch.target)
+
+
+# ================================================================ a small text (shipped with the package)
+
+def char_corpus():
+    """A short story written for tinygrad_lab (tinygrad_lab/data/little_harbour.txt, about 4 KB,
+    free to use), for character-level language models.
+
+    Returns ``ids`` (N,) int64, one id per character of the text, and ``vocab``, a string of the
+    distinct characters in sorted order: character ``vocab[i]`` has id ``i``, so the text is
+    ``"".join(vocab[i] for i in ids.tolist())``."""
+    text = resources.files(__package__).joinpath("data", "little_harbour.txt").read_text(encoding="utf-8")
+    vocab = "".join(sorted(set(text)))
+    index = {ch: i for i, ch in enumerate(vocab)}
+    return _labels(np.fromiter((index[ch] for ch in text), dtype=np.int64, count=len(text))), vocab
 
 
 # ================================================================ IDX files and MNIST
