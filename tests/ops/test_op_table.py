@@ -2,7 +2,8 @@
 1. gradcheck (analytical vs finite-difference Jacobians, float64);
 2. forward values, dtypes, shapes and gradients against PyTorch (skipped without it);
 3. gradgradcheck (second derivatives) for a representative subset, and the same
-   subset's Hessian-vector products against PyTorch.
+   subset's Hessian-vector products against PyTorch;
+4. the same ops in float16 against PyTorch (values, dtypes, gradients).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from tinygrad_lab.autograd import grad as tl_grad
 from tinygrad_lab.autograd import gradcheck, gradgradcheck
 
-from .op_table import GRADGRAD, OPS, OPS_BY_NAME, TL, assert_matches, to_numpy, to_tl, to_torch, torch_lib
+from .op_table import GRADGRAD, OPS, OPS_BY_NAME, TL, assert_matches, dtype_name, to_numpy, to_tl, to_torch, torch_lib
 
 # the `torch` fixture only imports a module, so sharing it across examples is safe
 _FIXTURE_OK = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
@@ -101,3 +102,36 @@ def test_second_derivatives_match_torch(spec, data, torch):
     want = _hvp(torch.autograd.grad, _weighted_loss(out_t, w_t), ts, [to_torch(v) for v in vs])
     for i, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_allclose(g, w, rtol=RTOL, atol=ATOL, err_msg=f"Hessian-vector product for input {i}")
+
+
+def _close_in_half(got, want, what: str) -> None:
+    """float16 results agree to 1% of the larger of 1 and the reference's largest finite value: a few
+    roundings of float16's 11 bits. (The drawn inputs are small; float16 accumulation over thousands
+    of values, where PyTorch accumulates in float32, has its own tests in test_bad_input.)"""
+    want = to_numpy(want).astype(np.float64)
+    scale = max(1.0, np.abs(want[np.isfinite(want)]).max(initial=0.0))
+    np.testing.assert_allclose(to_numpy(got).astype(np.float64), want, rtol=1e-2, atol=1e-2 * scale, err_msg=what)
+
+
+@pytest.mark.parametrize("spec", OPS, ids=repr)
+@settings(max_examples=10, suppress_health_check=_FIXTURE_OK, deadline=None)
+@given(data=st.data())
+def test_float16_matches_torch(spec, data, torch):
+    """The same inputs in float16: outputs, their dtypes and the gradients of their sum, against PyTorch."""
+    case, arrays = data.draw(spec.examples(), label="case, inputs")
+    arrays = [a.astype(np.float16) if a.dtype == np.float64 else a for a in arrays]
+    xs = [to_tl(a, requires_grad=a.dtype == np.float16) for a in arrays]
+    ts = [to_torch(a, requires_grad=a.dtype == np.float16) for a in arrays]
+    out_tl, out_t = spec.call(TL, xs, case.kwargs), spec.call(torch_lib(), ts, case.kwargs, torch=True)
+    for i, (o, r) in enumerate(zip(out_tl, out_t)):
+        assert dtype_name(o) == dtype_name(r), f"output {i}: dtype {dtype_name(o)}, PyTorch gives {dtype_name(r)}"
+        _close_in_half(o, r, f"output {i}")
+    floats = [i for i, r in enumerate(out_t) if r.dtype.is_floating_point]
+    if not floats:
+        return
+    sum(out_tl[i].float().sum() for i in floats).backward()
+    sum(out_t[i].float().sum() for i in floats).backward()
+    for i, (x, t) in enumerate(zip(xs, ts)):
+        assert (x.grad is None) == (t.grad is None), f"input {i}: grad {x.grad!r}, PyTorch {t.grad!r}"
+        if t.grad is not None:
+            _close_in_half(x.grad, t.grad, f"gradient of input {i}")
