@@ -348,6 +348,11 @@ def _params(m):
     return [m.nn.Parameter(m.ones(2, 2))]
 
 
+def _backward_empty_inputs(m):
+    x = m.ones(2, requires_grad=True)
+    (x * 2).sum().backward(inputs=[])
+
+
 def _sgd_non_leaf(m):
     m.optim.SGD([m.ones(2, requires_grad=True) * 2], lr=0.1)
 
@@ -760,6 +765,7 @@ CORPUS: dict[str, Misuse] = {
                                                 r"expected 1, got 2"), _function_gradient_count),
     "function_gradient_shape": E(RuntimeError, ("WrongBackward returned an invalid gradient at index 0", r"\[3\]"),
                                  _function_gradient_shape),
+    "backward_empty_inputs": E(RuntimeError, (r"'inputs'.*cannot be empty",), _backward_empty_inputs),
     "non_leaf_grad": E(UserWarning, (r"not a leaf.*retain_grad\(\)", "retain_grad"),
                        _non_leaf_grad),
     "non_leaf_requires_grad_false": E(RuntimeError, ("requires_grad flags of leaf variables", "detach"),
