@@ -51,13 +51,19 @@ def backward(tensors, grad_tensors=None, retain_graph: bool | None = None, creat
              inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into every leaf's `.grad` (or only into `inputs`)."""
     outputs = _as_tuple(tensors)
-    wanted = None if inputs is None else _as_tuple(inputs)
-    if wanted == ():  # an empty list would silently mean "every leaf"
-        raise RuntimeError("backward(): 'inputs' cannot be empty: pass the tensors to accumulate into, or leave "
-                           "it out for every leaf")
     seeds = _seed_grads(outputs, _as_tuple(grad_tensors), create_graph)
     run_backward(outputs, seeds, retain_graph=create_graph if retain_graph is None else retain_graph,
-                 create_graph=create_graph, inputs=wanted)
+                 create_graph=create_graph, inputs=_inputs(inputs))
+
+
+def _inputs(inputs) -> tuple | None:
+    """backward's `inputs` as a tuple, None for every leaf (an empty list is refused: it is not "every leaf")."""
+    if inputs is None:
+        return None
+    if not _as_tuple(inputs):
+        raise RuntimeError("backward(): 'inputs' cannot be empty: pass the tensors to accumulate into, or leave "
+                           "it out for every leaf")
+    return _as_tuple(inputs)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None, create_graph: bool = False,
