@@ -178,3 +178,31 @@ def test_every_rule_names_real_forward_arguments():
         args = {a.lstrip("*") for a in _forward_arg_names(by_name[name])}
         assert set(rule.local) | set(rule.vjp) <= args, (name, args)
         assert rule.local or rule.vjp, name
+
+
+class _Branchy(Function):
+    """A backward with two ways to its gradient: the stepper must mark only the one that ran."""
+
+    @staticmethod
+    def forward(ctx, x, triple):
+        ctx.triple = triple
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, g):
+        if ctx.triple:
+            gx = g * 3.0
+        else:
+            gx = g * 2.0
+        return gx, None
+
+
+@pytest.mark.parametrize("triple", [True, False])
+def test_a_steps_source_marks_only_the_lines_that_ran(triple):
+    x = tl.ones(2, requires_grad=True)
+    stepper = graph.BackwardStepper(_Branchy.apply(x, triple).sum())
+    step = next(s for s in iter(stepper.step, None) if s.op == "_Branchy")
+    marked = {step.source().lines[k].strip() for k in step.source().marks}
+    taken, other = ("gx = g * 3.0", "gx = g * 2.0") if triple else ("gx = g * 2.0", "gx = g * 3.0")
+    assert taken in marked and other not in marked and "return gx, None" in marked
+    assert other in {graph.backward_source(_Branchy).lines[k].strip() for k in graph.backward_source(_Branchy).marks}

@@ -13,7 +13,9 @@ learner's where theirs replaced the op's.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
+import sys
 from collections.abc import Callable, Mapping
 
 from .. import seams
@@ -35,12 +37,13 @@ class Step:
     raw    the engine's BackwardStep
     """
 
-    __slots__ = ("index", "node", "raw", "_graph", "_ran")
+    __slots__ = ("index", "node", "raw", "_graph", "_ran", "_lines")
 
     def __init__(self, index: int, node: GraphNode | None, raw: BackwardStep, graph: Graph,
-                 ran: Callable | None = None):
+                 ran: Callable | None = None, lines: set | None = None):
         self.index, self.node, self.raw, self._graph = index, node, raw, graph
         self._ran = ran  # the backward that ran, where a learner's replaced the op's (seams)
+        self._lines = lines  # the line numbers of that backward that ran (None: not recorded)
 
     @property
     def op(self) -> str:
@@ -67,7 +70,8 @@ class Step:
         """The source of the backward that ran at this node, each input's gradient line marked
         (read from the engine's files now; None for a leaf, which has no backward)."""
         fn = self.raw.node.fn
-        return backward_source(fn, self._ran) if fn is not None else None
+        source = backward_source(fn, self._ran) if fn is not None else None
+        return _only_what_ran(source, self._lines) if source is not None and self._lines else source
 
     def __repr__(self) -> str:
         return f"<Step {self.index}: {self.op} (node {self.node.id if self.node is not None else '?'})>"
@@ -117,16 +121,25 @@ class BackwardStepper:
             return None
         if self._gen is None:
             self._gen = backward_steps([self.loss], [self._seed], retain_graph=True, pending=self._pending)
-        with self._replaced():
+        with self._replaced(), _lines_run(self._backward_of_next()) as lines:
             raw = next(self._gen, None)
         if raw is None:  # the pass ended with gradients left waiting: a learner's order (seams) ran nodes too early
             self._pending.clear()
             return None
         fn = raw.node.fn
         ran = self.replacements.get(f"{fn.__name__}.backward") if fn is not None else None
-        step = Step(raw.index, self.graph.observe_step(raw), raw, self.graph, ran)
+        step = Step(raw.index, self.graph.observe_step(raw), raw, self.graph, ran, lines)
         self.history.append(step)
         return step
+
+    def _backward_of_next(self):
+        """The code of the backward the next step runs (the learner's where it replaces the op's)."""
+        node = max(self._pending, key=lambda n: n.id) if self._gen is not None and self._pending else self._root
+        fn = node.fn
+        if fn is None:  # a leaf: no backward
+            return None
+        backward = self.replacements.get(f"{fn.__name__}.backward") or getattr(fn, "backward", None)
+        return getattr(backward, "__code__", None)
 
     def _replaced(self) -> contextlib.ExitStack:
         """The learner's pieces of `replacements` in force (again), for one step."""
@@ -178,3 +191,41 @@ def _grad_targets(root) -> list:
         elif n._retained:
             out.extend(t for t in (ref() for ref in n._retained.values()) if t is not None)
     return out
+
+
+@contextlib.contextmanager
+def _lines_run(code):
+    """The line numbers `code` runs inside the block (a set, filled as it runs): the stepper shows
+    which lines of a backward produced the gradients, not every line that could have."""
+    lines: set = set()
+    if code is None:
+        yield lines
+        return
+
+    def in_backward(frame, event, arg):
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return in_backward
+
+    previous = sys.gettrace()  # a debugger's or coverage's tracer comes back afterwards
+    sys.settrace(lambda frame, event, arg: in_backward if frame.f_code is code else None)
+    try:
+        yield lines
+    finally:
+        sys.settrace(previous)
+
+
+def _only_what_ran(source: Source, ran: set) -> Source:
+    """`source` with its gradient marks kept only on the simple statements that ran (an `if`'s
+    branch not taken loses its marks)."""
+    try:
+        tree = ast.parse("\n".join(source.lines))
+    except SyntaxError:  # a lambda's line, cut from its call
+        return source
+    kept = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not hasattr(node, "body"):  # simple statements only
+            span = range(node.lineno - 1, node.end_lineno)
+            if any(source.start + k in ran for k in span):
+                kept.update(span)
+    return source._replace(marks={k: v for k, v in source.marks.items() if k in kept})
