@@ -1,7 +1,7 @@
 """pytorch/examples mnist: a CNN (two 3x3 Conv2d, max_pool2d, Dropout 0.25 and 0.5, two Linear
 layers, log_softmax) trained with nll_loss and optim.Adadelta (lr 1.0), the learning rate decayed
-by StepLR (gamma 0.7) after each epoch; model.train() for training and an evaluation pass under
-model.eval() and no_grad.
+by StepLR (gamma 0.7) after each epoch; the device picked by torch.accelerator (the CPU here);
+model.train() for training and an evaluation pass under model.eval() and no_grad.
 
 In place of MNIST, 32 images of 28x28 10-class blobs (`_common.blobs`) in batches of 8, seeded
 with torch.manual_seed; dropout draws differ between libraries, so the losses are compared by
@@ -42,17 +42,20 @@ def _net(torch):
 def run(torch, steps: int = STEPS) -> float:
     """`steps` mini-batches, cycling over the training set (one epoch = N_BATCHES batches)."""
     F = torch.nn.functional
+    use_accel = torch.accelerator.is_available()
+    device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
     torch.manual_seed(1)
     x, y = blobs(BATCH * N_BATCHES, (1, 28, 28), 10, seed=5, noise=0.5)
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)),
                                          batch_size=BATCH)
-    model = _net(torch)
+    model = _net(torch).to(device)
     optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
     losses = []
     while len(losses) < steps:
         model.train()
         for data, target in loader:
+            data, target = data.to(device), target.to(device)
             optimizer.zero_grad()
             loss = F.nll_loss(model(data), target)
             loss.backward()
@@ -62,7 +65,14 @@ def run(torch, steps: int = STEPS) -> float:
                 break
         scheduler.step()
         model.eval()
+        test_loss, correct = 0.0, 0
         with torch.no_grad():
-            correct = sum(model(data).argmax(dim=1).eq(target).sum().item() for data, target in loader)
-        assert 0 <= correct <= len(y)
+            for data, target in loader:
+                data, target = data.to(device), target.to(device)
+                output = model(data)
+                test_loss += F.nll_loss(output, target, reduction="sum").item()
+                pred = output.argmax(dim=1, keepdim=True)
+                correct += pred.eq(target.view_as(pred)).sum().item()
+        report = f"Test set: Average loss: {test_loss / len(y):.4f}, Accuracy: {correct}/{len(y)}"
+        assert report.startswith("Test set")
     return float(np.mean(losses[-N_BATCHES:]))
