@@ -39,40 +39,56 @@ def _net(torch):
     return Net()
 
 
-def run(torch, steps: int = STEPS) -> float:
-    """`steps` mini-batches, cycling over the training set (one epoch = N_BATCHES batches)."""
-    F = torch.nn.functional
+def train(torch, model, device, loader, optimizer, max_batches: int) -> list:
+    """One epoch (at most max_batches batches) in training mode; the losses."""
+    model.train()
+    losses = []
+    for data, target in loader:
+        data, target = data.to(device), target.to(device)
+        optimizer.zero_grad()
+        loss = torch.nn.functional.nll_loss(model(data), target)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+        if len(losses) == max_batches:
+            break
+    return losses
+
+
+def test(torch, model, device, loader) -> str:
+    """An evaluation pass in eval mode under no_grad: the mean loss and the accuracy, as text."""
+    model.eval()
+    test_loss, correct, n = 0.0, 0, 0
+    with torch.no_grad():
+        for data, target in loader:
+            data, target = data.to(device), target.to(device)
+            output = model(data)
+            test_loss += torch.nn.functional.nll_loss(output, target, reduction="sum").item()
+            pred = output.argmax(dim=1, keepdim=True)
+            correct += pred.eq(target.view_as(pred)).sum().item()
+            n += len(data)
+    return f"Test set: Average loss: {test_loss / n:.4f}, Accuracy: {correct}/{n}"
+
+
+def train_and_test(torch, net, steps: int, seed: int) -> float:
+    """`steps` mini-batches, cycling over the training set (one epoch = N_BATCHES batches), a test
+    pass and a StepLR step after each epoch; the mean training loss over the last epoch."""
     use_accel = torch.accelerator.is_available()
     device = torch.accelerator.current_accelerator() if use_accel else torch.device("cpu")
     torch.manual_seed(1)
-    x, y = blobs(BATCH * N_BATCHES, (1, 28, 28), 10, seed=5, noise=0.5)
+    x, y = blobs(BATCH * N_BATCHES, (1, 28, 28), 10, seed=seed, noise=0.5)
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)),
                                          batch_size=BATCH)
-    model = _net(torch).to(device)
+    model = net(torch).to(device)
     optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
     losses = []
     while len(losses) < steps:
-        model.train()
-        for data, target in loader:
-            data, target = data.to(device), target.to(device)
-            optimizer.zero_grad()
-            loss = F.nll_loss(model(data), target)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            if len(losses) == steps:
-                break
+        losses += train(torch, model, device, loader, optimizer, steps - len(losses))
+        assert test(torch, model, device, loader).startswith("Test set")
         scheduler.step()
-        model.eval()
-        test_loss, correct = 0.0, 0
-        with torch.no_grad():
-            for data, target in loader:
-                data, target = data.to(device), target.to(device)
-                output = model(data)
-                test_loss += F.nll_loss(output, target, reduction="sum").item()
-                pred = output.argmax(dim=1, keepdim=True)
-                correct += pred.eq(target.view_as(pred)).sum().item()
-        report = f"Test set: Average loss: {test_loss / len(y):.4f}, Accuracy: {correct}/{len(y)}"
-        assert report.startswith("Test set")
     return float(np.mean(losses[-N_BATCHES:]))
+
+
+def run(torch, steps: int = STEPS) -> float:
+    return train_and_test(torch, _net, steps, seed=5)

@@ -1,19 +1,17 @@
 """pytorch/examples mnist_rnn: each 28x28 image read row by row by an nn.LSTM (batch_first, 64
 hidden units); its last output through BatchNorm1d, Dropout, Linear, ReLU, Dropout and Linear to
-log_softmax; nll_loss, optim.Adadelta and StepLR (gamma 0.7) after each epoch.
+log_softmax; nll_loss, optim.Adadelta and StepLR (gamma 0.7) after each epoch, a test pass after
+each epoch (the train/test loop is the mnist program's).
 
 In place of MNIST, 32 images of 10-class blobs (`_common.blobs`) in batches of 8, seeded with
 torch.manual_seed, Adadelta's lr 1.0 (the example's 0.1 learns too slowly for a few steps);
 dropout draws differ between libraries, so the losses are compared by scale only. Returns the
 mean training loss over the last epoch.
 """
-import numpy as np
-
-from ._common import blobs
+from .mnist import train_and_test
 
 STEPS = 8
 FULL_STEPS = 40
-BATCH, N_BATCHES = 8, 4
 
 
 def _net(torch):
@@ -41,24 +39,4 @@ def _net(torch):
 
 
 def run(torch, steps: int = STEPS) -> float:
-    F = torch.nn.functional
-    torch.manual_seed(1)
-    x, y = blobs(BATCH * N_BATCHES, (1, 28, 28), 10, seed=6, noise=0.5)
-    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)),
-                                         batch_size=BATCH)
-    model = _net(torch)
-    optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
-    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.7)
-    losses = []
-    while len(losses) < steps:
-        model.train()
-        for data, target in loader:
-            optimizer.zero_grad()
-            loss = F.nll_loss(model(data), target)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
-            if len(losses) == steps:
-                break
-        scheduler.step()
-    return float(np.mean(losses[-N_BATCHES:]))
+    return train_and_test(torch, _net, steps, seed=6)
