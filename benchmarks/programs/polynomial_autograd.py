@@ -8,6 +8,7 @@ NumPy) rather than `torch.randn`, so tinygrad_lab and PyTorch start from the sam
 import math
 
 STEPS = 20
+SAME_START = True
 FULL_STEPS = 2000
 START = (-0.4101, 0.9218, 0.2063, -0.5336)  # a, b, c, d
 

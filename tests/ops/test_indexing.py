@@ -27,6 +27,7 @@ GETITEM = {
     "int64 tensor": lambda m, x: x[m.tensor([1, 0, 1])],
     "int32 tensor": lambda m, x: x[:, m.tensor([2, 0], dtype=m.int32)],
     "list index": lambda m, x: x[[1, 1, 0]],
+    "range index (nn_tutorial's nll)": lambda m, x: x[1, range(3), m.tensor([3, 0, 2])],
     "negative array indices": lambda m, x: x[:, [-1, 0, -3]],
     "2-d index array": lambda m, x: x[m.tensor([[0, 1], [1, 1]])],
     "arrays separated by a slice": lambda m, x: x[m.tensor([0, 1]), :, m.tensor([3, 0])],

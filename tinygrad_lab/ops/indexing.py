@@ -201,7 +201,7 @@ def _key_part(x, k):
                 raise RuntimeError(f"indices should be either on cpu or on the same device as the indexed "
                                    f"tensor ({x._device}), but got indices on {k._device}")
             arr = x._device.backend.asarray(arr, index=x._device.index or 0)  # CPU indices move over, as in PyTorch
-    elif isinstance(k, (list, tuple, np.ndarray)):
+    elif isinstance(k, (list, tuple, range, np.ndarray)):  # a range is a list of ints, as in PyTorch
         arr = x._device.backend.asarray(np.asarray(k), index=x._device.index or 0)
         if arr.size == 0:
             arr = arr.astype(np.int64)
