@@ -16,6 +16,8 @@ import pytest
 
 import tinygrad_lab as tl
 
+from .misuses import _iadd_leaf, _saved_input_modified, _saved_output_modified  # the corpus is their home
+
 SAME = object()  # the oracle runs the same program on PyTorch
 
 
@@ -32,26 +34,6 @@ def _second_backward(m):
     y = (x * x).sum()
     y.backward()
     y.backward()
-
-
-def _saved_input_modified(m):
-    x = m.tensor([1.0, 2.0], requires_grad=True)
-    a = x * 1
-    y = a * a  # saves a (version 0)
-    a.mul_(2)  # a is now at version 1
-    y.sum().backward()
-
-
-def _saved_output_modified(m):
-    x = m.tensor([1.0, 2.0], requires_grad=True)
-    y = x.exp()  # saves its output
-    y.add_(1)
-    y.sum().backward()
-
-
-def _iadd_leaf(m):
-    x = m.ones(2, requires_grad=True)
-    x += 1
 
 
 BROADCAST = r"size of tensor a \({a}\) must match the size of tensor b \({b}\) at non-singleton dimension {d}"
