@@ -25,6 +25,7 @@ import importlib.util
 import math
 import sys
 import traceback
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -59,12 +60,12 @@ def discover(folder: Path = FOLDER) -> list[str]:
     return sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_"))
 
 
-_packages: dict[Path, str] = {}  # folder -> the package name its programs are imported under
-
-
 def load(name: str, folder: Path = FOLDER) -> ModuleType:
-    """Import program `name` from folder, as a module of a package made of that folder."""
-    package = _packages.setdefault(folder, f"{PACKAGE}{len(_packages) or ''}")
+    """Import program `name` from folder, as a module of a package made of that folder. The package's
+    name comes from the folder, so two copies of this runner in one process (run with runpy by two
+    test files) never give one name to two folders."""
+    folder = Path(folder).resolve()
+    package = PACKAGE if folder == FOLDER else f"{PACKAGE}_{zlib.crc32(str(folder).encode()):08x}"
     if package not in sys.modules:
         init = folder / "__init__.py"
         spec = importlib.util.spec_from_file_location(package, init, submodule_search_locations=[str(folder)])
