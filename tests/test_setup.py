@@ -2,6 +2,7 @@
 learner needs and nothing else; `make test` adds the test tools, the PyTorch oracle and Chromium."""
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -44,3 +45,10 @@ def test_make_test_adds_the_test_tools_the_oracle_and_the_browser(tmp_path):
     assert out.index("'.[lab]'") < out.index("'.[test,lab,bench]'") < out.index("'.[oracle]'")
     assert "chromium:chromium" in out and "dot:graphviz" in out
     assert out.rstrip().endswith("/.venv/bin:$PATH\" .venv/bin/python -m pytest -p xdist -n auto --dist loadfile")
+
+
+def test_where_pytorch_is_installed_its_opinfo_database_imports_too():
+    """The conformance test skips without the oracle; a PyTorch without expecttest (the oracle extra
+    installs both) must not pass for "no oracle" and silently skip 789 comparisons."""
+    pytest.importorskip("torch", exc_type=ImportError)
+    importlib.import_module("torch.testing._internal.common_methods_invocations")
