@@ -148,8 +148,9 @@ class BackwardPass:
         if self.targets and self.capture_outputs(node, grads):
             return grads, (None,) * len(node.edges)  # a captured input: nothing upstream is wanted
         sent = node.fn.backward(node, *grads)  # one gradient (or None) per argument of forward
-        sent = sent if sent.__class__ is tuple else (sent,)
-        if len(sent) != len(node.edges) or not node.fn.array_forward:
+        if sent.__class__ is not tuple:
+            sent = (sent,)
+        if not node.fn.array_forward:
             sent = check_gradients(node, sent)  # built-in ops' gradients are right by construction
         self.send(node, sent, grads)
         if not self.retain_graph:
@@ -158,19 +159,20 @@ class BackwardPass:
 
     def send(self, node, sent: tuple, grads) -> None:
         """Each gradient node's backward returned goes to the node and output it is for."""
+        waiting, needed = self.waiting, self.needed
         for e, g in zip(node.edges, sent):
             if e is None or g is None:
                 continue
             to, nr = e
-            if self.needed is not None and to not in self.needed:
+            if needed is not None and to not in needed:
                 continue  # leads to no wanted input
-            buf = self.waiting.get(to)
+            buf = waiting.get(to)
             if buf is None:  # the first gradient for this node
-                buf = self.waiting[to] = [None] * to.n_outputs
+                buf = waiting[to] = [None] * to.n_outputs
                 if self.heap is not None:
                     heappush(self.heap, (-to.id, to))  # the fast driver finds the order as it goes
             buf[nr] = g if buf[nr] is None else accumulate(buf[nr], g)
-            if to.__class__ is AccumulateGrad and self.owned is not None and _stealable(buf[nr], g, node, grads, sent):
+            if self.owned is not None and to.__class__ is AccumulateGrad and _stealable(buf[nr], g, node, grads, sent):
                 self.owned.add(to)
 
     def leaf_step(self, node, g: TensorBase):

@@ -36,7 +36,11 @@ class Sub(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _arr(a) - _arr(b)
+        try:
+            return _arr(a) - _arr(b)
+        except TypeError:  # NumPy and CuPy refuse bool - bool, as PyTorch does, with their own words
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                               "Use the `^` or `logical_xor()` operator instead.") from None
 
     @staticmethod
     def backward(ctx, g):
@@ -123,8 +127,8 @@ def _power(a, b):
     a * (a * a), the same rounding as PyTorch's cube), to -2 as 1 / (a * a) and to -0.5 as
     1 / sqrt(a). Measured on 2,000 float32 (NumPy 2.4): x ** 3 409 -> 4 us; a step of the polynomial
     fit (benchmarks/recurrent.py, with x ** 2 and x ** 3) 1.86x -> 1.17x PyTorch's time."""
-    if (b.__class__ in (int, float) or isinstance(b, np.generic)) and getattr(a, "dtype", None) is not None \
-            and a.dtype.kind == "f":  # a Python number, or on a GPU the NumPy scalar it is sent as
+    if b.__class__ in _PLAIN_TYPES and b != 2 and a.dtype.kind == "f":  # b a Python number, or on a GPU the
+        #                                     NumPy scalar it is sent as (a is then an array); a ** 2 is NumPy's square
         if b == -0.5:
             return 1 / (a ** 0.5)
         if b == -2:
@@ -188,15 +192,8 @@ def add(a, b, alpha=1):
     return _add(a, b) if alpha == 1 else _add(a, mul(b, alpha))
 
 
-def _is_bool(x) -> bool:
-    return isinstance(x, (bool, np.bool_)) or (isinstance(x, TensorBase) and x._data.dtype == np.bool_)
-
-
 def sub(a, b, alpha=1):
     """a - alpha * b"""
-    if _is_bool(a) and _is_bool(b):
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                           "Use the `^` or `logical_xor()` operator instead.")
     return _sub(a, b) if alpha == 1 else _sub(a, mul(b, alpha))
 
 
