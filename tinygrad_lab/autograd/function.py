@@ -119,7 +119,7 @@ def _wrap(cls, out, ctx, args, device):
 def _wrap_several(cls, outs: tuple, ctx, args, device) -> tuple:
     wrapped = tuple(_wrap(cls, o, None, args, device) for o in outs)
     if ctx.__class__ is Node:
-        ctx.n_outputs = len(wrapped)
+        ctx.n_outputs, ctx._prepares_grads = len(wrapped), True
         ctx.output_shapes = tuple(t._data.shape for t in wrapped)
         ctx.output_dtypes = tuple(t._data.dtype for t in wrapped)
         for nr, t in enumerate(wrapped):
@@ -147,6 +147,8 @@ class Node:
     _materialize = True                     # missing output gradients become zeros
     _pre_hooks = None                       # output_nr -> {key: hook}: register_hook on an output
     _retained = None                        # output_nr -> weakref of a tensor that retains its grad
+    _prepares_grads = False                 # gradients arriving here go through the hooks, retain_grad and,
+    #                                         for several outputs, zeros for missing ones (engine._run_prehooks)
 
     def __init__(self, fn: type, device, args: tuple):
         edges, shapes, needs = [], [], []
@@ -250,13 +252,13 @@ class Node:
     def register_prehook(self, output_nr: int, hook) -> "RemovableHandle":
         """Call `hook(grad)` on the gradient of output `output_nr` before backward runs."""
         if self._pre_hooks is None:
-            self._pre_hooks = {}
+            self._pre_hooks, self._prepares_grads = {}, True
         return RemovableHandle(self._pre_hooks.setdefault(output_nr, {}), hook)
 
     def retain_output(self, output_nr: int, tensor) -> None:
         """Store the gradient of output `output_nr` in `tensor.grad` (retain_grad), after the hooks."""
         if self._retained is None:
-            self._retained = {}
+            self._retained, self._prepares_grads = {}, True
         self._retained[output_nr] = weakref.ref(tensor)
 
 
