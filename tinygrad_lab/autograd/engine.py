@@ -166,16 +166,15 @@ class BackwardPass:
 
     def send(self, node, sent: tuple, grads) -> None:
         """Each gradient node's backward returned goes to the node and output it is for."""
-        waiting, needed = self.waiting, self.needed
         for e, g in zip(node.edges, sent):
             if e is None or g is None:
                 continue
             to, nr = e
-            if needed is not None and to not in needed:
+            if self.needed is not None and to not in self.needed:
                 continue  # leads to no wanted input
-            buf = waiting.get(to)
+            buf = self.waiting.get(to)
             if buf is None:  # the first gradient for this node
-                buf = waiting[to] = [None] * to.n_outputs
+                buf = self.waiting[to] = [None] * to.n_outputs
                 if self.heap is not None:
                     heappush(self.heap, (-to.id, to))  # the fast driver finds the order as it goes
             buf[nr] = g if buf[nr] is None else accumulate(buf[nr], g)
