@@ -1,4 +1,4 @@
-"""interpolate/Upsample, PixelShuffle/PixelUnshuffle against PyTorch (outputs and gradients, float32
+"""interpolate/Upsample (1-d to 3-d, every mode), AdaptiveAvgPool3d, PixelShuffle/PixelUnshuffle against PyTorch (outputs and gradients, float32
 and float64) and finite differences."""
 from __future__ import annotations
 
@@ -22,6 +22,13 @@ RESIZES = [  # (kwargs of interpolate, input shape)
     (dict(size=(3, 2), mode="area"), (2, 2, 7, 5)),
     (dict(scale_factor=0.5, mode="area"), (1, 3, 8)),
     (dict(scale_factor=2.5, mode="linear", recompute_scale_factor=True), (1, 2, 5)),
+    (dict(size=(7, 4), mode="bicubic"), (2, 2, 4, 5)),  # bicubic: source positions below 0 are not clamped
+    (dict(scale_factor=1.6, mode="bicubic", align_corners=True), (1, 2, 3, 4)),
+    (dict(size=(2, 3), mode="bicubic"), (1, 1, 5, 7)),  # downsampling: the 4-tap window reaches past the edges
+    (dict(size=(4, 3, 5), mode="trilinear"), (1, 2, 3, 4, 3)),
+    (dict(scale_factor=2, mode="trilinear", align_corners=True), (1, 1, 2, 3, 2)),
+    (dict(size=(5, 2, 4)), (2, 1, 3, 4, 3)),  # nearest in 3-d
+    (dict(size=(2, 3, 2), mode="area"), (1, 2, 5, 4, 3)),  # uneven windows along every dim
 ]
 
 
@@ -35,6 +42,9 @@ def test_interpolate_matches_torch(torch, dtype, kwargs, shape):
     (lambda m: m.Upsample(scale_factor=2, mode="bilinear"), (1, 2, 3, 3)),
     (lambda m: m.UpsamplingNearest2d(size=(5, 4)), (1, 2, 3, 3)),
     (lambda m: m.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 3)),
+    (lambda m: m.Upsample(scale_factor=2, mode="trilinear"), (1, 2, 2, 3, 2)),
+    (lambda m: m.Upsample(size=(5, 6), mode="bicubic", align_corners=True), (1, 2, 3, 3)),
+    (lambda m: m.AdaptiveAvgPool3d((2, None, 3)), (2, 3, 5, 2, 7)),
     (lambda m: m.PixelShuffle(2), (2, 8, 3, 4)),
     (lambda m: m.PixelShuffle(3), (9, 2, 2)),
     (lambda m: m.PixelUnshuffle(2), (2, 3, 4, 6)),
@@ -47,6 +57,8 @@ def test_resampling_modules_match_torch(torch, make, shape):
 @pytest.mark.parametrize("fn,shape", [
     (lambda x: nn.functional.interpolate(x, size=(5, 4), mode="bilinear"), (1, 2, 3, 3)),
     (lambda x: nn.functional.interpolate(x, scale_factor=3, mode="nearest"), (1, 2, 3)),
+    (lambda x: nn.functional.interpolate(x, size=(4, 5), mode="bicubic"), (1, 1, 3, 3)),
+    (lambda x: nn.functional.interpolate(x, scale_factor=2, mode="trilinear"), (1, 1, 2, 2, 3)),
     (lambda x: nn.functional.pixel_shuffle(x, 2), (1, 4, 2, 3)),
 ])
 def test_resampling_passes_gradcheck(fn, shape):
@@ -55,8 +67,12 @@ def test_resampling_passes_gradcheck(fn, shape):
 
 def test_resampling_errors_name_the_problem():
     F = nn.functional
-    with pytest.raises(NotImplementedError, match="mode 'bicubic' is not implemented"):
-        F.interpolate(tl.randn(1, 1, 3, 3), scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="mode 'lanczos' is not implemented"):
+        F.interpolate(tl.randn(1, 1, 3, 3), scale_factor=2, mode="lanczos")
+    with pytest.raises(NotImplementedError, match="bicubic mode needs 4D input"):
+        F.interpolate(tl.randn(1, 1, 3, 3, 3), scale_factor=2, mode="bicubic")
+    with pytest.raises(NotImplementedError, match="antialias"):
+        F.interpolate(tl.randn(1, 1, 3, 3), scale_factor=0.5, mode="bilinear", antialias=True)
     with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
         F.pixel_shuffle(tl.randn(1, 6, 2, 2), 2)
     with pytest.raises(RuntimeError, match="height and width to be divisible by downscale_factor"):

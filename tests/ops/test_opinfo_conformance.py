@@ -215,11 +215,6 @@ KNOWN_GAPS = {
     "linalg.pinv.hermitian": "hermitian=True: the gradient goes to the lower triangle only",
     "nn.functional.scaled_dot_product_attention": "a sample with dropout_p > 0 draws another mask than PyTorch's",
     "nn.functional.group_norm": "an empty batch is refused",
-    "nn.functional.interpolate.nearest": "5-d (N, C, D, H, W) input is not implemented",
-    "nn.functional.interpolate.nearest-exact": "5-d (N, C, D, H, W) input is not implemented",
-    "nn.functional.interpolate.area": "5-d (N, C, D, H, W) input is not implemented",
-    "nn.functional.interpolate.bicubic": "mode='bicubic' is not implemented",
-    "nn.functional.interpolate.trilinear": "mode='trilinear' is not implemented",
 }
 
 MAX_SAMPLES = 40  # per op and dtype: max_pool2d alone has hundreds (minutes), the first 40 cover its cases

@@ -54,7 +54,7 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "triplet_margin_loss", "soft_margin_loss", "multi_margin_loss",
     "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance", "cosine_similarity",
-    "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "adaptive_max_pool2d",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
@@ -1039,8 +1039,8 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
 
 # ---------------------------------------------------------------- convolution and pooling (ops/conv.py)
 
-from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,  # noqa: E402
-                        avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,
+from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: E402
+                        adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,
                         max_pool2d)
 
 
@@ -1216,25 +1216,26 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
 
 # ---------------------------------------------------------------- resampling: interpolate, pixel shuffle
 
-_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "area")
-_LINEAR_MODES = {"linear": 1, "bilinear": 2}
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}  # the interpolating modes: spatial dims
 
 
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False):
-    """Resize (N, C, L) or (N, C, H, W) input to `size`, or by `scale_factor` (output size floor(in * s)),
-    as torch.nn.functional.interpolate: 'nearest' (source index floor(out * scale)), 'nearest-exact'
-    (floor((out + 0.5) * scale)), 'linear'/'bilinear' (align_corners both ways) and 'area' (adaptive
-    average pooling). `scale` is in / out, or 1 / scale_factor when that was given and
-    recompute_scale_factor is not set (as PyTorch). Composed of indexing, so gradients are automatic.
-    Deviation: 'bicubic', 'trilinear', 3-d inputs and antialias are not implemented."""
+    """Resize (N, C, L), (N, C, H, W) or (N, C, D, H, W) input to `size`, or by `scale_factor` (output
+    size floor(in * s)), as torch.nn.functional.interpolate: 'nearest' (source index floor(out * scale)),
+    'nearest-exact' (floor((out + 0.5) * scale)), 'linear'/'bilinear'/'trilinear' and 'bicubic' (align_corners
+    both ways) and 'area' (adaptive average pooling). `scale` is in / out, or 1 / scale_factor when that
+    was given and recompute_scale_factor is not set (as PyTorch). One dim at a time, composed of indexing,
+    so gradients are automatic. Deviation: antialias is not implemented."""
     spatial = input.dim() - 2
     if mode not in _INTERPOLATE_MODES:
         raise NotImplementedError(f"interpolate: mode '{mode}' is not implemented in tinygrad_lab (available: "
                                   f"{', '.join(_INTERPOLATE_MODES)})")
-    if spatial not in (1, 2) or antialias:
+    if spatial not in (1, 2, 3) or antialias:
         raise NotImplementedError(f"interpolate: {input.dim()}D input{' with antialias' if antialias else ''} is "
-                                  f"not implemented in tinygrad_lab (3D (N, C, L) and 4D (N, C, H, W) are)")
+                                  f"not implemented in tinygrad_lab (3D (N, C, L), 4D (N, C, H, W) and 5D "
+                                  f"(N, C, D, H, W) are, without antialias)")
     if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != spatial:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
     if align_corners is not None and mode not in _LINEAR_MODES:
@@ -1242,12 +1243,14 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                          "bicubic | trilinear")
     outs, scales = _resize_sizes(input._data.shape[2:], size, scale_factor, recompute_scale_factor)
     if mode == "area":
-        return (adaptive_avg_pool1d if spatial == 1 else adaptive_avg_pool2d)(input, outs)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[spatial - 1](input, outs)
     x = input
     for d, (n_in, n_out, scale) in enumerate(zip(input._data.shape[2:], outs, scales)):
         dim = 2 + d
         if mode.startswith("nearest"):
             x = _take(x, dim, _nearest_index(n_in, n_out, scale, mode == "nearest-exact"))
+        elif mode == "bicubic":
+            x = _cubic_along(x, dim, n_in, n_out, scale, bool(align_corners))
         else:
             x = _lerp_along(x, dim, n_in, n_out, scale, bool(align_corners))
     return x
@@ -1287,23 +1290,54 @@ def _nearest_index(n_in: int, n_out: int, scale, exact: bool) -> np.ndarray:
     return np.minimum(np.floor(pos * s).astype(np.int64), n_in - 1)
 
 
-def _lerp_along(x, dim: int, n_in: int, n_out: int, scale, align_corners: bool):
-    """Linear interpolation along dim: (1 - t) * x[i0] + t * x[i1] at the source position of each output
-    (align_corners: out * (n_in - 1) / (n_out - 1); else (out + 0.5) * scale - 0.5, clamped at 0), in
-    the input's precision as PyTorch's kernel computes it."""
-    dt = x._data.dtype
+def _source_positions(n_in: int, n_out: int, scale, align_corners: bool, dt, clamp: bool) -> np.ndarray:
+    """Where each output sits in the input, in the input's precision as PyTorch's kernels compute it:
+    out * (n_in - 1) / (n_out - 1) with align_corners, else (out + 0.5) * scale - 0.5 (clamped at 0 for
+    the linear modes, not for bicubic)."""
     if align_corners:
-        src = np.arange(n_out, dtype=dt) * dt.type((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
-    else:
-        s = dt.type(_scale(n_in, n_out, scale))
-        src = np.maximum((np.arange(n_out, dtype=dt) + dt.type(0.5)) * s - dt.type(0.5), dt.type(0))
+        return np.arange(n_out, dtype=dt) * dt.type((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    src = (np.arange(n_out, dtype=dt) + dt.type(0.5)) * dt.type(_scale(n_in, n_out, scale)) - dt.type(0.5)
+    return np.maximum(src, dt.type(0)) if clamp else src
+
+
+def _lerp_along(x, dim: int, n_in: int, n_out: int, scale, align_corners: bool):
+    """Linear interpolation along dim: (1 - t) * x[i0] + t * x[i1] at the source position of each output."""
+    dt = x._data.dtype
+    src = _source_positions(n_in, n_out, scale, align_corners, dt, clamp=True)
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     i1 = np.minimum(i0 + 1, n_in - 1)
     t = src - i0.astype(dt)
+    return ew.add(ew.mul(_take(x, dim, i0), _weights(x, dim, dt.type(1) - t)),
+                  ew.mul(_take(x, dim, i1), _weights(x, dim, t)))
+
+
+def _cubic_along(x, dim: int, n_in: int, n_out: int, scale, align_corners: bool):
+    """Cubic convolution along dim (Keys' kernel with a = -0.75, PyTorch's bicubic): each output is the
+    weighted sum of the four inputs around its source position, i0 - 1 .. i0 + 2, indices clamped to
+    the edges. With t = position - i0 the weights are far(t + 1), near(t), near(1 - t), far(2 - t)."""
+    dt = x._data.dtype
+    src = _source_positions(n_in, n_out, scale, align_corners, dt, clamp=False)
+    i0 = np.floor(src).astype(np.int64)
+    t = src - i0.astype(dt)
+    a, one, two = dt.type(-0.75), dt.type(1), dt.type(2)
+
+    def near(s):  # |s| <= 1
+        return ((a + 2) * s - (a + 3)) * s * s + one
+
+    def far(s):  # 1 < |s| < 2
+        return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+
+    out = None
+    for k, w in enumerate((far(t + one), near(t), near(one - t), far(two - t))):
+        term = ew.mul(_take(x, dim, np.clip(i0 - 1 + k, 0, n_in - 1)), _weights(x, dim, w))
+        out = term if out is None else ew.add(out, term)
+    return out
+
+
+def _weights(x, dim: int, w: np.ndarray):
+    """Per-output weights along dim, shaped to broadcast over the dims after it, on x's device."""
     shape = (-1,) + (1,) * (x._data.ndim - 1 - dim)
-    w1 = make(x._device.backend.xp.asarray(t.reshape(shape)), x._device)
-    w0 = make(x._device.backend.xp.asarray((dt.type(1) - t).reshape(shape)), x._device)
-    return ew.add(ew.mul(_take(x, dim, i0), w0), ew.mul(_take(x, dim, i1), w1))
+    return make(x._device.backend.xp.asarray(w.reshape(shape)), x._device)
 
 
 def _take(x, dim: int, index: np.ndarray):

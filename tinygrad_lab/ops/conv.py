@@ -475,6 +475,13 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
 
 
+@tensor_args("input")
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling to a fixed output size (an int, a triple, None keeps that dim), as
+    torch.nn.functional.adaptive_avg_pool3d, for (C, D, H, W) or (N, C, D, H, W) input."""
+    return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
+
+
 def _adaptive_avg_pool(op: str, spatial: int, input, output_size):
     outs = _adaptive_output_size(op, spatial, input, output_size)
     shape = input._data.shape
@@ -485,12 +492,16 @@ def _adaptive_avg_pool(op: str, spatial: int, input, output_size):
             split += [o, n // o]
         return rd.mean(mv.reshape(input, lead + tuple(split)), tuple(-1 - 2 * i for i in range(spatial)))
     xp, dev = input._device.backend.xp, input._device
-    # uneven windows: out = A_h @ x @ A_w^T with the averaging matrices (differentiable via matmul)
+    # uneven windows: out = A_h @ x @ A_w^T with the averaging matrices (differentiable via matmul); a
+    # window is a box, so the average over it is the average along each dim in turn (depth: A_d along dim -3)
     aw = make(_adaptive_matrix(xp, ins[-1], outs[-1], input._data.dtype).T.copy(), dev)
     x = linalg.matmul(input, aw)
-    if spatial == 2:
-        ah = make(_adaptive_matrix(xp, ins[0], outs[0], input._data.dtype), dev)
+    if spatial >= 2:
+        ah = make(_adaptive_matrix(xp, ins[-2], outs[-2], input._data.dtype), dev)
         x = linalg.matmul(ah, x)
+    if spatial == 3:
+        ad = make(_adaptive_matrix(xp, ins[0], outs[0], input._data.dtype).T.copy(), dev)
+        x = mv.movedim(linalg.matmul(mv.movedim(x, -3, -1), ad), -1, -3)
     return x
 
 

@@ -15,8 +15,8 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .module import Module
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
 from .normalization import GroupNorm, LayerNorm, RMSNorm
-from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,
-                      MaxPool1d, MaxPool2d)
+from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                      AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .sparse import Embedding, EmbeddingBag
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
@@ -35,7 +35,7 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "GaussianNLLLoss",
            "RNNCell", "LSTMCell", "GRUCell", "RNN", "LSTM", "GRU",
            "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d",
+           "AdaptiveMaxPool2d", "AdaptiveAvgPool3d",
            "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
            "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "RMSNorm",
            "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",

@@ -121,6 +121,18 @@ class AdaptiveAvgPool1d(_AdaptivePool):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Average pooling of (N, C, D, H, W) or (C, D, H, W) to output_size (an int, or (D, H, W) where None
+    keeps the input's size)."""
+
+    def __init__(self, output_size) -> None:
+        super().__init__(output_size)
+        del self.return_indices
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class AdaptiveMaxPool1d(_AdaptivePool):
     """Max pooling of (N, C, L) or (C, L) to output_size positions (with return_indices, also the argmax)."""
 
