@@ -49,14 +49,20 @@ class Flatten(Reshape):
 
 
 def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
-    if shape.count(-1) > 1:
+    """shape with its -1 (if any) worked out from numel, or PyTorch's error. Written with C-level
+    calls (count, min, prod, index), no generators: every view and reshape runs it."""
+    inferred = shape.count(-1)
+    if inferred > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
-    known = math.prod(s for s in shape if s != -1)
-    if -1 in shape:
+    if min(shape, default=0) < -inferred:  # a negative size other than the one -1
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    if inferred:
+        known = -math.prod(shape)  # the product of the other sizes
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    elif known != numel or any(s < 0 for s in shape):
+        i = shape.index(-1)
+        return shape[:i] + (numel // known,) + shape[i + 1:]
+    if math.prod(shape) != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
 
