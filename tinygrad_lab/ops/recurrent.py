@@ -46,10 +46,10 @@ __all__ = ["gru_cell", "gru_layer", "lstm_cell", "lstm_layer", "rnn_cell", "rnn_
 #   *_forward(xp, x_proj, state, w_hh_t, b_hh, nonlinearity) -> (new state, what backward needs)
 #   *_backward(xp, saved, state, grads, nonlinearity) -> (da_x, da_h, dh_direct, rest)
 #
-# w_hh_t is W_hhᵀ (see _affine). state and grads are tuples of arrays: (h,) or, for an LSTM, (h, c); grads are those arriving
-# at the new state. da_x is the gradient of x_proj, da_h that of h W_hhᵀ + b_hh (the same array
-# except in a GRU), dh_direct what h gets besides, through no matrix product (or None), and rest
-# the gradients of the other state tensors (an LSTM's c).
+# w_hh_t is W_hhᵀ (see _affine). state and grads are tuples of arrays: (h,) or, for an LSTM,
+# (h, c); grads are those arriving at the new state. da_x is the gradient of x_proj, da_h that of
+# h W_hhᵀ + b_hh (the same array except in a GRU), dh_direct what h gets besides, through no
+# matrix product (or None), and rest the gradients of the other state tensors (an LSTM's c).
 
 
 def _rnn_forward(xp, x_proj, state, w_hh_t, b_hh, nonlinearity):
