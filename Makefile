@@ -97,6 +97,9 @@ lab: $(LAB_STAMP)
 notebooks: $(TEST_STAMP)
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.timeout=300 \
 	  notebooks/*.ipynb notebooks/exercises/*.ipynb
+	@# a concept check's answer is the output of the cell the student runs after predicting: not committed
+	$(VENV)/bin/jupyter nbconvert --to notebook --inplace --TagRemovePreprocessor.enabled=True \
+	  --TagRemovePreprocessor.remove_all_outputs_tags concept-check notebooks/[0-9][0-9]_*.ipynb
 	$(VENV)/bin/nbstripout --keep-output --keep-count notebooks/*.ipynb notebooks/exercises/*.ipynb
 
 # Everything that needs a real NVIDIA GPU (CUDA tests, GPU benchmark, lesson 06), results in $(OUT).

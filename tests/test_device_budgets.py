@@ -79,14 +79,18 @@ def test_recording_the_graph_syncs_once_per_summary():
     assert recorded - unrecorded <= summaries, f"{recorded - unrecorded} syncs for {summaries} summaries: {_sites()}"
 
 
-@pytest.mark.parametrize("op", ["embedding", "binary_cross_entropy", "gather", "cross_entropy"])
+@pytest.mark.parametrize("op", ["embedding", "binary_cross_entropy", "gather", "cross_entropy", "floor_divide",
+                                "remainder", "div_trunc"])
 def test_checked_ops_sync_nothing(op):
-    """Their input checks (index bounds, probabilities in [0, 1]) are read at the next sync, not at the op."""
+    """Their input checks (index bounds, probabilities in [0, 1], integer divisors not 0) are read at the
+    next sync, not at the op."""
     F = nn.functional
     x = tl.rand(6, 4, device="standin", requires_grad=True)
     idx = tl.tensor([[0, 3, 1, 2]] * 6, device="standin")
     run = {"embedding": lambda: F.embedding(idx[0], x), "binary_cross_entropy": lambda: F.binary_cross_entropy(x, x * 0.5),
-           "gather": lambda: x.gather(1, idx), "cross_entropy": lambda: F.cross_entropy(x, idx[:, 1])}[op]
+           "gather": lambda: x.gather(1, idx), "cross_entropy": lambda: F.cross_entropy(x, idx[:, 1]),
+           "floor_divide": lambda: x * (idx // (idx + 1)), "remainder": lambda: x * (idx % (idx + 1)),
+           "div_trunc": lambda: x * tl.div(idx, idx + 1, rounding_mode="trunc")}[op]
     fake_cupy.counters.reset()
     run().sum().backward()
     assert fake_cupy.counters.syncs == 0, _sites()

@@ -31,14 +31,29 @@ def test_notebook_is_committed_executed_and_stripped(path):
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
     assert "widgets" not in nb["metadata"], "widget state is committed: run `make notebooks` (nbstripout)"
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
-    assert code and all(c["execution_count"] is not None for c in code), "not executed: run `make notebooks`"
+    answers = [c for c in code if "concept-check" in _tags(c)]
+    assert code and all(c["execution_count"] is not None for c in code if c not in answers), \
+        "not executed: run `make notebooks`"
+    assert all(not c["outputs"] for c in answers), \
+        "a concept check's answer is committed (a student would see it before predicting): run `make notebooks`"
     source = "\n".join("".join(c["source"]) for c in code)
     private = re.findall(r"tinygrad_lab(?:\.\w+)*\._\w+", source)
     assert not private, f"uses private names: {private}"
 
 
+def _tags(cell: dict) -> list:
+    return cell.get("metadata", {}).get("tags", [])
+
+
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_lessons_check_what_they_teach(path):
-    tagged = [c for c in _load(path)["cells"]
-              if c["cell_type"] == "code" and "nbval-check-output" in c.get("metadata", {}).get("tags", [])]
-    assert len(tagged) >= 3, "tag the cells whose output teaches something with nbval-check-output"
+    """Outputs that teach are compared by nbval (nbval-check-output); each lesson also has a concept check,
+    predict then run, whose answer cell nbval runs but which is committed without its output."""
+    cells = _load(path)["cells"]
+    tagged = [c for c in cells if c["cell_type"] == "code" and "nbval-check-output" in _tags(c)]
+    assert len(tagged) >= 2, "tag the cells whose output teaches something with nbval-check-output"
+    checks = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and "concept-check" in _tags(c)]
+    assert checks, "a lesson has a concept check: a prediction cell, then the cell tagged concept-check"
+    for i in checks:
+        after = "".join(cells[i + 1]["source"]) if i + 1 < len(cells) else ""
+        assert "Worked answer" in after, "the worked answer follows the concept check's cell"

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import tinygrad_lab as tl
-from tinygrad_lab import seams
+from tinygrad_lab import graph, seams
 from tinygrad_lab.autograd import engine
 from tinygrad_lab.graph.compare import compare
 from tinygrad_lab.ops import broadcast, conv
-from tinygrad_lab.ops.elementwise import Mul
+from tinygrad_lab.ops.elementwise import Mul, Pow
 from tinygrad_lab.utils.data import dataloader
 
 # ---------------------------------------------------------------- learners' pieces (correct and wrong)
@@ -253,6 +253,33 @@ def test_a_gradient_for_an_input_that_needs_none_is_no_difference():
     assert result.first.graph_node.op == "Matmul" and result.first.argument == "b"
     assert result.first.graph_node.inputs[1][0] == next(n.id for n in result.graph if n.name == "w2")
     np.testing.assert_allclose(result.first.got, result.first.expected.T)
+
+
+def _learner_pow_backward(ctx, g):
+    a, b, _ = ctx.saved_tensors
+    if isinstance(b, tl.Tensor):
+        ga = g * b * a ** (b - 1)
+    else:
+        ga = g * (b * a ** (b - 1))
+    return ga, None
+
+
+def test_the_comparisons_code_panels_mark_only_the_lines_that_ran_in_each_pass():
+    """x ** 3: in both backwards only the branch for a number exponent ran, and the engine's gradient
+    for the exponent (which needs none) was not computed; their lines lose their marks."""
+    x = tl.tensor([1.0, 2.0], requires_grad=True)
+    result = compare((x ** 3).sum(), "Pow.backward", _learner_pow_backward)
+    assert result.identical
+    yours, engines, _ = result.sources(next(n for n in result.nodes if n.op == "Pow"))
+
+    def marked(source):
+        return {source.lines[k].strip() for k in source.marks}
+
+    assert "ga = g * (b * a ** (b - 1))" in marked(yours) and "ga = g * b * a ** (b - 1)" not in marked(yours)
+    assert "ga = g * b * a ** (b - 1)" in marked(graph.backward_source(Pow, _learner_pow_backward))
+    unmarked = "gb = _unbroadcast(ctx, mul(g, db), 1)"
+    assert unmarked not in marked(engines) and "ga = _unbroadcast(ctx, mul(g, da), 0)" in marked(engines)
+    assert unmarked in marked(graph.backward_source(Pow))
 
 
 def test_a_learners_backward_is_checked_like_a_user_functions():

@@ -106,10 +106,19 @@ class BackwardPass:
     root nodes it starts from, and what it is for (every leaf's `.grad`, or only `inputs`';
     written into `.grad`, or captured for `autograd.grad`)."""
 
+    # a pass for every leaf's .grad keeps these as they are (restrict_to sets them for `inputs`)
+    inputs = None      # the tensors whose gradients are wanted, or None for every leaf
+    capture = False    # write the gradients of `inputs` into `captured` (autograd.grad), not into .grad
+    targets = None     # (node, output_nr) -> position in `inputs`: where each wanted gradient arrives
+    needed = None      # the nodes from which some input in `inputs` can be reached
+    # the fast driver's (drain)
+    heap = None        # the nodes with a gradient waiting, by decreasing id
+    owned = None       # the leaves whose waiting gradient nothing else refers to (may be kept without a copy)
+
     def __init__(self, tensors, grad_tensors, *, retain_graph=False, create_graph=False, inputs=None,
                  capture=False, captured=None, pending=None):
         self.waiting: dict = {} if pending is None else pending  # node -> [gradient per output]: arrived, not yet run
-        self.retain_graph, self.create_graph = retain_graph, create_graph
+        self.retain_graph, self.create_graph, self.captured = retain_graph, create_graph, captured
         self.roots = []  # the nodes of `tensors`, where the pass starts
         for t, g in zip(tensors, grad_tensors):
             e = edge(t)
@@ -120,10 +129,8 @@ class BackwardPass:
                 self.roots.append(node)
             buf = self.waiting.setdefault(node, [None] * node.n_outputs)
             buf[nr] = g if buf[nr] is None else accumulate(buf[nr], g)
-        self.inputs, self.capture, self.targets, self.needed, self.captured = None, False, {}, None, captured
         if inputs is not None:  # not every leaf's .grad is wanted
             self.restrict_to(inputs, capture)
-        self.heap = self.owned = None  # the fast driver's order and stolen gradients (drain)
 
     def restrict_to(self, inputs, capture: bool) -> None:
         """backward(inputs=...) and autograd.grad: only the gradients of `inputs` are wanted, added
@@ -143,13 +150,14 @@ class BackwardPass:
         ran; what it sent to its inputs; for a leaf, its new .grad)."""
         if node.__class__ is AccumulateGrad:
             return grads, (self.leaf_step(node, grads[0]),)
-        if node._pre_hooks or node._retained or node.n_outputs > 1:
+        if node._prepares_grads:  # hooks, retain_grad, several outputs
             grads = _run_prehooks(node, grads)
         if self.targets and self.capture_outputs(node, grads):
             return grads, (None,) * len(node.edges)  # a captured input: nothing upstream is wanted
         sent = node.fn.backward(node, *grads)  # one gradient (or None) per argument of forward
-        sent = sent if sent.__class__ is tuple else (sent,)
-        if len(sent) != len(node.edges) or not node.fn.array_forward:
+        if sent.__class__ is not tuple:
+            sent = (sent,)
+        if not node.fn.array_forward:
             sent = check_gradients(node, sent)  # built-in ops' gradients are right by construction
         self.send(node, sent, grads)
         if not self.retain_graph:
@@ -158,15 +166,16 @@ class BackwardPass:
 
     def send(self, node, sent: tuple, grads) -> None:
         """Each gradient node's backward returned goes to the node and output it is for."""
+        waiting, needed = self.waiting, self.needed
         for e, g in zip(node.edges, sent):
             if e is None or g is None:
                 continue
             to, nr = e
-            if self.needed is not None and to not in self.needed:
+            if needed is not None and to not in needed:
                 continue  # leads to no wanted input
-            buf = self.waiting.get(to)
+            buf = waiting.get(to)
             if buf is None:  # the first gradient for this node
-                buf = self.waiting[to] = [None] * to.n_outputs
+                buf = waiting[to] = [None] * to.n_outputs
                 if self.heap is not None:
                     heappush(self.heap, (-to.id, to))  # the fast driver finds the order as it goes
             buf[nr] = g if buf[nr] is None else accumulate(buf[nr], g)

@@ -119,7 +119,7 @@ def _wrap(cls, out, ctx, args, device):
 def _wrap_several(cls, outs: tuple, ctx, args, device) -> tuple:
     wrapped = tuple(_wrap(cls, o, None, args, device) for o in outs)
     if ctx.__class__ is Node:
-        ctx.n_outputs = len(wrapped)
+        ctx.n_outputs, ctx._prepares_grads = len(wrapped), True
         ctx.output_shapes = tuple(t._data.shape for t in wrapped)
         ctx.output_dtypes = tuple(t._data.dtype for t in wrapped)
         for nr, t in enumerate(wrapped):
@@ -138,6 +138,17 @@ def _marked(t: TensorBase, non_diff: tuple) -> bool:
 class Node:
     """A recorded op in the backward graph (PyTorch's `grad_fn`), also the `ctx`
     its Function's forward and backward receive."""
+
+    # what most nodes keep as it is: read from the class until a node sets its own
+    n_outputs = 1                           # how many outputs forward returned
+    output_shapes = output_dtypes = None    # per output, set for nodes with several outputs
+    _saved = ()                             # what forward saved, then packed with versions: (value, version) pairs
+    _non_diff = ()                          # outputs marked non-differentiable
+    _materialize = True                     # missing output gradients become zeros
+    _pre_hooks = None                       # output_nr -> {key: hook}: register_hook on an output
+    _retained = None                        # output_nr -> weakref of a tensor that retains its grad
+    _prepares_grads = False                 # gradients arriving here go through the hooks, retain_grad and,
+    #                                         for several outputs, zeros for missing ones (engine._run_prehooks)
 
     def __init__(self, fn: type, device, args: tuple):
         edges, shapes, needs = [], [], []
@@ -158,14 +169,7 @@ class Node:
         self.input_shapes = tuple(shapes)       # per forward argument: its shape (None for non-tensors)
         self.needs_input_grad = tuple(needs)    # per forward argument: whether a gradient is wanted
         self.id = next(_node_ids)               # creation order: larger than every input node's id
-        self.scope = tuple(scope_stack.items)   # the nn.Modules running when it was recorded, outermost first
-        self.n_outputs = 1
-        self.output_shapes = self.output_dtypes = None  # set for nodes with several outputs
-        self._saved = ()                        # what forward saved, then packed with versions: (value, version) pairs
-        self._non_diff = ()                     # outputs marked non-differentiable
-        self._materialize = True                # missing output gradients become zeros
-        self._pre_hooks = None                  # output_nr -> {key: hook}: register_hook on an output
-        self._retained = None                   # output_nr -> weakref of a tensor that retains its grad
+        self.scope = scope_stack.items          # the nn.Modules running when it was recorded, outermost first
 
     # ---- the ctx API of PyTorch's autograd.Function ----
     def save_for_backward(self, *tensors) -> None:
@@ -202,7 +206,7 @@ class Node:
         An output is kept as its array and version counter (the tensor refers to this node)."""
         packed = []
         for s in self._saved:
-            is_tensor = isinstance(s, TensorBase)
+            is_tensor = s.__class__ in tensor_types  # isinstance(s, TensorBase)
             for nr, o in enumerate(outs):
                 if (s._data is wrapped[nr]._data) if is_tensor else (s is o):
                     packed.append(_pack_output(wrapped[nr], nr))
@@ -248,13 +252,13 @@ class Node:
     def register_prehook(self, output_nr: int, hook) -> "RemovableHandle":
         """Call `hook(grad)` on the gradient of output `output_nr` before backward runs."""
         if self._pre_hooks is None:
-            self._pre_hooks = {}
+            self._pre_hooks, self._prepares_grads = {}, True
         return RemovableHandle(self._pre_hooks.setdefault(output_nr, {}), hook)
 
     def retain_output(self, output_nr: int, tensor) -> None:
         """Store the gradient of output `output_nr` in `tensor.grad` (retain_grad), after the hooks."""
         if self._retained is None:
-            self._retained = {}
+            self._retained, self._prepares_grads = {}, True
         self._retained[output_nr] = weakref.ref(tensor)
 
 
@@ -399,17 +403,20 @@ def _new_null_ctx(device) -> NullContext:
 
 class _ScopeStack(threading.local):
     """The scopes ops run in, outermost first: nn.Module.__call__ pushes its module here, and every
-    recorded node keeps a snapshot (`Node.scope`), so a graph drawn later knows which layer made it.
-    A list per thread (modules called in two threads do not mix), used like a list."""
+    recorded node keeps them (`Node.scope`), so a graph drawn later knows which layer made it.
+    Per thread (modules called in two threads do not mix), used like a list. It holds a tuple,
+    replaced on every change, so that a node keeps the current one as it is, without a copy."""
 
     def __init__(self):
-        self.items: list = []
+        self.items: tuple = ()
 
     def append(self, scope) -> None:
-        self.items.append(scope)
+        self.items += (scope,)
 
     def pop(self):
-        return self.items.pop()
+        *rest, last = self.items
+        self.items = tuple(rest)
+        return last
 
     def __len__(self) -> int:
         return len(self.items)
@@ -424,18 +431,22 @@ class _ScopeStack(threading.local):
         return self.items[i]
 
     def __setitem__(self, i, value) -> None:
-        self.items[i] = value
+        items = list(self.items)
+        items[i] = value
+        self.items = tuple(items)
 
     def __delitem__(self, i) -> None:
-        del self.items[i]
+        items = list(self.items)
+        del items[i]
+        self.items = tuple(items)
 
     def __eq__(self, other) -> bool:
-        return self.items == (other.items if isinstance(other, _ScopeStack) else other)
+        return list(self.items) == (list(other.items) if isinstance(other, _ScopeStack) else other)
 
     __hash__ = None
 
     def __repr__(self) -> str:
-        return repr(self.items)
+        return repr(list(self.items))
 
 
 scope_stack = _ScopeStack()

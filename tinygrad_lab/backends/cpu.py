@@ -33,14 +33,18 @@ class CPUBackend(Backend):
         return np.random.Generator(np.random.PCG64(seed))
 
     def broadcast_to(self, arr, shape):
-        # np.broadcast_to is pure Python (~3 us); for a C-contiguous array the
-        # strided view is built directly (~0.4 us). Every reduction's backward uses it.
-        if not (arr.flags.c_contiguous and arr.size):
+        # np.broadcast_to is pure Python (~2.5 us); for a C-contiguous array the strided view is built
+        # directly (~1.1 us; 0.6 us for a 0-d array, all of whose strides are 0). Every reduction's
+        # backward uses it, and a full reduction's gradient (every loss's) is 0-d.
+        if not arr.ndim:
+            strides = (0,) * len(shape)
+        elif arr.flags.c_contiguous and arr.size:
+            lead = len(shape) - arr.ndim
+            strides = [0] * lead
+            for n, s, st in zip(arr.shape, shape[lead:], arr.strides):
+                strides.append(0 if n == 1 and s != 1 else st)
+        else:
             return np.broadcast_to(arr, shape)
-        lead = len(shape) - arr.ndim
-        strides = [0] * lead
-        for n, s, st in zip(arr.shape, shape[lead:], arr.strides):
-            strides.append(0 if n == 1 and s != 1 else st)
         out = np.ndarray(shape, arr.dtype, arr, 0, strides)
         out.setflags(write=False)
         return out

@@ -31,7 +31,7 @@ from ..autograd.tensor_base import TensorBase, make
 from .capture import capture
 from .model import Graph
 from .nodes import GraphNode, arg_name
-from .source import Source, backward_source, function_source
+from .source import Source, backward_source, function_source, lines_run, only_what_ran
 
 _BACKWARD_SEAMS = ("unbroadcast", "backward_order", "accumulate", "im2col")
 _WHERE_IT_RUNS = {
@@ -122,10 +122,11 @@ class Comparison:
 
     def __init__(self, seam: str, graph: Graph, steps: int, first: Difference | None, identical: bool,
                  error: BaseException | None = None, failed_at: Any = None, nodes: tuple = (),
-                 fn: Callable | None = None):
+                 fn: Callable | None = None, lines: tuple = ({}, {})):
         self.seam, self.graph, self.steps, self.first = seam, graph, steps, first
         self.identical, self.error, self.failed_at = identical, error, failed_at
         self.nodes, self.fn = nodes, fn
+        self.lines = lines  # (engine's, learner's): node -> the line numbers of the seam's backward that ran there
 
     def sources(self, at: NodeComparison) -> tuple[Source | None, Source | None, str]:
         """(the learner's code, the engine's code, a note) for what ran at node `at`: an op's backward
@@ -136,7 +137,9 @@ class Comparison:
                                f"{self.seam[:-len('.backward')]} nodes"
         if op_seam:
             fn = at.node.fn
-            return backward_source(fn, self.fn), backward_source(fn, seams.reference(self.seam)), ""
+            yours = only_what_ran(backward_source(fn, self.fn), self.lines[1].get(at.node))
+            engines = only_what_ran(backward_source(fn, seams.reference(self.seam)), self.lines[0].get(at.node))
+            return yours, engines, ""
         return function_source(self.fn), function_source(seams.reference(self.seam)), _WHERE_IT_RUNS[self.seam]
 
     @property
@@ -175,11 +178,13 @@ def compare(loss: TensorBase, seam: str | type, fn: Callable, *, gradient: Tenso
     seed = _seed_grads((loss,), (gradient,) if gradient is not None else (), False)[0]
     graph = capture(loss, params=params)
     saved = _snapshot(edge(loss)[0])
+    codes = (getattr(seams.reference(name), "__code__", None), getattr(fn, "__code__", None)) \
+        if name.endswith(".backward") else (None, None)
     try:
-        reference = _run(loss, seed)
+        reference, ref_lines = _run(loss, seed, codes[0])
         _restore(saved)
         with seams.replace(name, fn):
-            learner, error = _run_catching(loss, seed)
+            learner, lines, error = _run_catching(loss, seed, codes[1])
     finally:
         _restore(saved)
     first, identical = _first_difference(graph, reference, learner, rtol, atol)
@@ -188,27 +193,33 @@ def compare(loss: TensorBase, seam: str | type, fn: Callable, *, gradient: Tenso
         failed_at = next((node for node in reference if node not in learner), None)
         first = None
     nodes = tuple(_side_by_side(graph, reference, learner, rtol, atol))
-    return Comparison(name, graph, len(reference), first, identical and error is None, error, failed_at, nodes, fn)
+    return Comparison(name, graph, len(reference), first, identical and error is None, error, failed_at, nodes, fn,
+                      (ref_lines, lines))
 
 
 # ---------------------------------------------------------------- running the two passes
 
-def _run(loss, seed) -> dict:
-    """node -> (gradients received, gradients sent), as host arrays, in the order the nodes ran."""
-    out = {}
-    for step in backward_steps([loss], [seed], retain_graph=True):
-        out[step.node] = _record(step)
-    return out
+def _run(loss, seed, code=None, out=None, lines=None) -> tuple:
+    """(node -> (gradients received, gradients sent), as host arrays, in the order the nodes ran;
+    node -> the line numbers of `code`, the seam's backward, that ran there)."""
+    out, lines = ({}, {}) if out is None else (out, lines)
+    steps = backward_steps([loss], [seed], retain_graph=True)
+    while True:
+        with lines_run(code) as ran:
+            step = next(steps, None)
+        if step is None:
+            return out, lines
+        out[step.node], lines[step.node] = _record(step), ran
 
 
-def _run_catching(loss, seed) -> tuple:
-    out = {}
+def _run_catching(loss, seed, code=None) -> tuple:
+    """_run's two dicts, as far as the pass got, and what the learner's code raised (None)."""
+    out, lines = {}, {}
     try:
-        for step in backward_steps([loss], [seed], retain_graph=True):
-            out[step.node] = _record(step)
+        _run(loss, seed, code, out, lines)
     except Exception as e:  # the learner's code: reported, not raised
-        return out, e
-    return out, None
+        return out, lines, e
+    return out, lines, None
 
 
 def _record(step) -> tuple:

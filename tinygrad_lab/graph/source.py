@@ -11,8 +11,10 @@ Nothing here knows an op by name, so it follows whatever the engine's code says.
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
 import os
+import sys
 import textwrap
 from collections.abc import Callable
 from typing import NamedTuple
@@ -76,6 +78,50 @@ def function_source(func: Callable) -> Source | None:
         return None
     name, file, start, text = src
     return Source(name, file, start, tuple(text.splitlines()), {})
+
+
+# ---------------------------------------------------------------- the lines that ran
+
+@contextlib.contextmanager
+def lines_run(code):
+    """The line numbers `code` runs inside the block (a set, filled as it runs): the stepper shows
+    which lines of a backward produced the gradients, not every line that could have (and so does
+    the comparison stepper, for both passes)."""
+    lines: set = set()
+    if code is None:
+        yield lines
+        return
+
+    def in_backward(frame, event, arg):
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return in_backward
+
+    previous = sys.gettrace()  # a debugger's or coverage's tracer comes back afterwards
+    sys.settrace(lambda frame, event, arg: in_backward if frame.f_code is code else None)
+    try:
+        yield lines
+    finally:
+        sys.settrace(previous)
+
+
+def only_what_ran(source: Source | None, ran: set | None) -> Source | None:
+    """`source` with its gradient marks kept only on the simple statements that ran (an `if`'s
+    branch not taken loses its marks); as it is when no line was recorded (`ran` empty or None: a
+    backward that is not a plain function)."""
+    if source is None or not ran:
+        return source
+    try:
+        tree = ast.parse("\n".join(source.lines))
+    except SyntaxError:  # a lambda's line, cut from its call
+        return source
+    kept = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not hasattr(node, "body"):  # simple statements only
+            span = range(node.lineno - 1, node.end_lineno)
+            if any(source.start + k in ran for k in span):
+                kept.update(span)
+    return source._replace(marks={k: v for k, v in source.marks.items() if k in kept})
 
 
 def _current_backward(fn: type) -> Callable | None:

@@ -13,9 +13,7 @@ learner's where theirs replaced the op's.
 """
 from __future__ import annotations
 
-import ast
 import contextlib
-import sys
 from collections.abc import Callable, Mapping
 
 from .. import seams
@@ -26,7 +24,7 @@ from ..autograd.tensor_base import TensorBase, make
 from .capture import capture
 from .explain import Explanation, explain
 from .model import Graph, GraphNode, arg_name
-from .source import Source, backward_source
+from .source import Source, backward_source, lines_run, only_what_ran
 
 
 class Step:
@@ -71,7 +69,7 @@ class Step:
         (read from the engine's files now; None for a leaf, which has no backward)."""
         fn = self.raw.node.fn
         source = backward_source(fn, self._ran) if fn is not None else None
-        return _only_what_ran(source, self._lines) if source is not None and self._lines else source
+        return only_what_ran(source, self._lines)
 
     def __repr__(self) -> str:
         return f"<Step {self.index}: {self.op} (node {self.node.id if self.node is not None else '?'})>"
@@ -121,7 +119,7 @@ class BackwardStepper:
             return None
         if self._gen is None:
             self._gen = backward_steps([self.loss], [self._seed], retain_graph=True, pending=self._pending)
-        with self._replaced(), _lines_run(self._backward_of_next()) as lines:
+        with self._replaced(), lines_run(self._backward_of_next()) as lines:
             raw = next(self._gen, None)
         if raw is None:  # the pass ended with gradients left waiting: a learner's order (seams) ran nodes too early
             self._pending.clear()
@@ -191,41 +189,3 @@ def _grad_targets(root) -> list:
         elif n._retained:
             out.extend(t for t in (ref() for ref in n._retained.values()) if t is not None)
     return out
-
-
-@contextlib.contextmanager
-def _lines_run(code):
-    """The line numbers `code` runs inside the block (a set, filled as it runs): the stepper shows
-    which lines of a backward produced the gradients, not every line that could have."""
-    lines: set = set()
-    if code is None:
-        yield lines
-        return
-
-    def in_backward(frame, event, arg):
-        if event == "line":
-            lines.add(frame.f_lineno)
-        return in_backward
-
-    previous = sys.gettrace()  # a debugger's or coverage's tracer comes back afterwards
-    sys.settrace(lambda frame, event, arg: in_backward if frame.f_code is code else None)
-    try:
-        yield lines
-    finally:
-        sys.settrace(previous)
-
-
-def _only_what_ran(source: Source, ran: set) -> Source:
-    """`source` with its gradient marks kept only on the simple statements that ran (an `if`'s
-    branch not taken loses its marks)."""
-    try:
-        tree = ast.parse("\n".join(source.lines))
-    except SyntaxError:  # a lambda's line, cut from its call
-        return source
-    kept = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and not hasattr(node, "body"):  # simple statements only
-            span = range(node.lineno - 1, node.end_lineno)
-            if any(source.start + k in ran for k in span):
-                kept.update(span)
-    return source._replace(marks={k: v for k, v in source.marks.items() if k in kept})

@@ -36,7 +36,11 @@ class Sub(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        return _arr(a) - _arr(b)
+        try:
+            return _arr(a) - _arr(b)
+        except TypeError:  # NumPy and CuPy refuse bool - bool, as PyTorch does, with their own words
+            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                               "Use the `^` or `logical_xor()` operator instead.") from None
 
     @staticmethod
     def backward(ctx, g):
@@ -123,8 +127,8 @@ def _power(a, b):
     a * (a * a), the same rounding as PyTorch's cube), to -2 as 1 / (a * a) and to -0.5 as
     1 / sqrt(a). Measured on 2,000 float32 (NumPy 2.4): x ** 3 409 -> 4 us; a step of the polynomial
     fit (benchmarks/recurrent.py, with x ** 2 and x ** 3) 1.86x -> 1.17x PyTorch's time."""
-    if (b.__class__ in (int, float) or isinstance(b, np.generic)) and getattr(a, "dtype", None) is not None \
-            and a.dtype.kind == "f":  # a Python number, or on a GPU the NumPy scalar it is sent as
+    if b.__class__ in _PLAIN_TYPES and b != 2 and a.dtype.kind == "f":  # b a Python number, or on a GPU the
+        #                                     NumPy scalar it is sent as (a is then an array); a ** 2 is NumPy's square
         if b == -0.5:
             return 1 / (a ** 0.5)
         if b == -2:
@@ -188,15 +192,8 @@ def add(a, b, alpha=1):
     return _add(a, b) if alpha == 1 else _add(a, mul(b, alpha))
 
 
-def _is_bool(x) -> bool:
-    return isinstance(x, (bool, np.bool_)) or (isinstance(x, TensorBase) and x._data.dtype == np.bool_)
-
-
 def sub(a, b, alpha=1):
     """a - alpha * b"""
-    if _is_bool(a) and _is_bool(b):
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                           "Use the `^` or `logical_xor()` operator instead.")
     return _sub(a, b) if alpha == 1 else _sub(a, mul(b, alpha))
 
 
@@ -221,7 +218,7 @@ class Remainder(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return ctx.device.backend.remainder(*_int_checked(ctx.xp, a, b, "remainder"))
+        return ctx.device.backend.remainder(*_int_checked(ctx, a, b, "remainder"))
 
     @staticmethod
     def backward(ctx, g):
@@ -263,7 +260,7 @@ LogicalOr, logical_or = _comparison("LogicalOr", "logical_or")
 LogicalXor, logical_xor = _comparison("LogicalXor", "logical_xor")
 FloorDivide = type("FloorDivide", (Op,), {
     "differentiable": False, "__doc__": "Integer division rounding down (no gradient).",
-    "forward": staticmethod(lambda ctx, a, b: ctx.xp.floor_divide(*_int_checked(ctx.xp, a, b, "floor_divide"))),
+    "forward": staticmethod(lambda ctx, a, b: ctx.xp.floor_divide(*_int_checked(ctx, a, b, "floor_divide"))),
 })
 
 
@@ -316,7 +313,7 @@ def equal(a, b) -> bool:
 
 TruncDivide = type("TruncDivide", (Op,), {
     "differentiable": False, "__doc__": "Integer division rounding toward zero (no gradient).",
-    "forward": staticmethod(lambda ctx, a, b: _trunc_divide(ctx.xp, *_int_checked(ctx.xp, a, b, "div"))),
+    "forward": staticmethod(lambda ctx, a, b: _trunc_divide(ctx.xp, *_int_checked(ctx, a, b, "div"))),
 })
 
 
@@ -324,13 +321,21 @@ def _trunc_divide(xp, a, b):
     return xp.sign(a) * xp.sign(b) * (xp.abs(a) // xp.abs(b))
 
 
-def _int_checked(xp, a, b, op: str) -> tuple:
+def _int_checked(ctx, a, b, op: str) -> tuple:
     """The arrays of an integer division's operands. A zero divisor is PyTorch's error there:
-    NumPy's answer, 0 with a warning, would be silently wrong (in floats it is inf or nan, as PyTorch)."""
+    NumPy's answer, 0 with a warning, would be silently wrong (in floats it is inf or nan, as PyTorch).
+    A divisor array is checked with `raise_if`, which a GPU reads at its next sync, not here."""
+    xp = ctx.xp
     a, b = _arr(a), _arr(b)
-    if xp.result_type(a, b).kind in "iu" and not xp.all(b != 0):
-        raise RuntimeError(f"ZeroDivisionError: integer {op} by zero (a divisor of {xp.result_type(a, b)} "
-                           f"{'shape ' + str(list(b.shape)) if hasattr(b, 'shape') else 'value 0'})")
+    kind = xp.result_type(a, b)
+    if kind.kind in "iu":
+        error = lambda: RuntimeError(  # noqa: E731
+            f"ZeroDivisionError: integer {op} by zero (a divisor of {kind} "
+            f"{'shape ' + str(list(b.shape)) if hasattr(b, 'shape') else 'value 0'})")
+        if hasattr(b, "shape"):
+            ctx.device.backend.raise_if(xp.any(b == 0), error)
+        elif b == 0:
+            raise error()
     return a, b
 
 
@@ -609,7 +614,7 @@ class Clone(Op):
 # ---------------------------------------------------------------- what the ops share
 
 # Python numbers, and the NumPy scalars a GPU backend passes numbers as (Backend.scalar)
-_PLAIN_TYPES = frozenset(SCALARS + (type(None),) + tuple(np.dtype(t).type for t in "?BbhiqefdHIQ"))
+_PLAIN_TYPES = frozenset(SCALARS + (type(None),) + tuple(np.dtype(t).type for t in "?BbhilqefdHILQ"))
 
 
 def _arr(x):

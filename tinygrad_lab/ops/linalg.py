@@ -43,7 +43,8 @@ class Matmul(Op):
                 ga = Matmul.apply(b, g) if g._data.ndim == 1 else mv.squeeze(Matmul.apply(b, mv.unsqueeze(g, -1)), -1)
             else:
                 ga = Matmul.apply(g, mv.mT(b))
-            ga = broadcast.sum_to(ga, ctx.input_shapes[0])
+            if ga._data.shape != ctx.input_shapes[0]:  # batch dims a was broadcast over
+                ga = broadcast.sum_to(ga, ctx.input_shapes[0])
         if n[1]:
             if a._data.ndim == 1:  # dB = a ⊗ dC
                 gb = ew.mul(mv.unsqueeze(a, -1), mv.unsqueeze(g, -2)) if b._data.ndim > 1 else ew.mul(a, g)
@@ -51,7 +52,8 @@ class Matmul(Op):
                 gb = Matmul.apply(g, a) if g._data.ndim == 1 else mv.squeeze(Matmul.apply(mv.unsqueeze(g, -2), a), -2)
             else:
                 gb = Matmul.apply(mv.mT(a), g)
-            gb = broadcast.sum_to(gb, ctx.input_shapes[1])
+            if gb._data.shape != ctx.input_shapes[1]:  # batch dims b was broadcast over
+                gb = broadcast.sum_to(gb, ctx.input_shapes[1])
         return ga, gb
 
 

@@ -147,12 +147,12 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
-        scopes = call_stack.items  # this thread's stack (the list itself: no method call per push)
-        scopes.append(self)
+        outer = call_stack.items  # this thread's scopes (a tuple): pushed and restored without method calls
+        call_stack.items = outer + (self,)
         try:
             out = self.forward(*args, **kwargs)
         finally:
-            scopes.pop()
+            call_stack.items = outer
         if hooks:
             for hook in list(hooks.values()):
                 result = hook(self, args, out)
