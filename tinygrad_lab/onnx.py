@@ -17,6 +17,7 @@ nodes named after the trace's values (`v3`, `v3/Gemm`). An op without a conversi
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -404,6 +405,36 @@ def _gru_cell(b: _Builder, step: Step, outs: list) -> None:
     b.node("Add", [keep, b.node("Mul", [z, b.name(h)])], outs)
 
 
+class _Named:
+    """A value an unrolled layer's nodes make, standing in for a traced Value (a name, shape, dtype)."""
+
+    def __init__(self, name: str, shape: tuple, dtype) -> None:
+        self.id = self.name = name
+        self.shape, self.dtype = tuple(shape), dtype
+
+
+def _recurrent_layer(cell: Converter) -> Converter:
+    """A whole-sequence layer (RNNLayer, LSTMLayer, GRULayer: one op in the trace) unrolled over
+    time: per step, the cell's nodes on that step's slice of x_proj; the outputs concatenated."""
+    def convert(b: _Builder, step: Step, outs: list) -> None:
+        x_proj, h0, c0, w_hh, b_hh, reverse, nonlinearity = step.args
+        state = [h0] if c0 is None else [h0, c0]
+        hs = [None] * x_proj.shape[0]
+        for t in (reversed(range(len(hs))) if reverse else range(len(hs))):
+            x_t = _Named(b.node("Gather", [b.name(x_proj), b.const(np.asarray(t, dtype=np.int64), "t")], axis=0),
+                         x_proj.shape[1:], x_proj.dtype)
+            new = [_Named(b.fresh("state"), s.shape, s.dtype) for s in state]
+            args = (x_t, *state, w_hh, b_hh) + ((nonlinearity,) if cell is _rnn_cell else ())
+            cell(b, SimpleNamespace(args=args), [n.name for n in new])
+            state = new
+            hs[t] = b.node("Unsqueeze", [state[0].name, b.int64s([0], "axes")])
+        b.node("Concat", hs, outs[:1], axis=0)
+        for s, name in zip(state, outs[1:]):
+            b.node("Identity", [s.name], [name])
+
+    return convert
+
+
 CONVERTERS: dict[type, Converter] = {
     ew.Add: _elementwise("Add"), ew.Sub: _elementwise("Sub"), ew.Mul: _elementwise("Mul"),
     ew.Div: _elementwise("Div"), ew.Pow: _elementwise("Pow"), ew.Maximum: _elementwise("Max"),
@@ -428,6 +459,8 @@ CONVERTERS: dict[type, Converter] = {
     mv.Flip: _flip, mv.Pad: _pad, ix.BasicIndex: _basic_index, ix.Index: _index, ix.Gather: _gather,
     conv.Conv: _conv, conv.MaxPool: _pool("MaxPool"), conv.AvgPool: _pool("AveragePool"),
     rnn.RNNCell: _rnn_cell, rnn.LSTMCell: _lstm_cell, rnn.GRUCell: _gru_cell,
+    rnn.RNNLayer: _recurrent_layer(_rnn_cell), rnn.LSTMLayer: _recurrent_layer(_lstm_cell),
+    rnn.GRULayer: _recurrent_layer(_gru_cell),
 }
 
 

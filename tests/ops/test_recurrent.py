@@ -149,12 +149,9 @@ def test_double_backward_of_a_cell_module_matches_torch(torch, name):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
-def test_an_lstm_layer_records_one_node_per_step():
-    lstm = tl.nn.LSTM(3, H)
-    out, _ = lstm(tl.randn(6, 2, 3))
-    names = []
-    node = out.grad_fn
-    seen, stack = set(), [node]
+def _layer_names(out) -> list:
+    """The names of the graph's nodes behind `out`, each once."""
+    names, seen, stack = [], set(), [out.grad_fn]
     while stack:
         n = stack.pop()
         if n is None or n in seen:
@@ -162,5 +159,110 @@ def test_an_lstm_layer_records_one_node_per_step():
         seen.add(n)
         names.append(n.name())
         stack.extend(e[0] for e in n.next_functions if e[0] is not None)
-    assert names.count("LSTMCellBackward") == 6
-    assert "SigmoidBackward" not in names and "TanhBackward" not in names
+    return names
+
+
+def test_an_lstm_layer_records_one_node_per_direction():
+    """nn.LSTM runs each layer and direction as one op (LSTMLayer), as cuDNN does: no per-step cells."""
+    lstm = tl.nn.LSTM(3, H, bidirectional=True)
+    out, _ = lstm(tl.randn(6, 2, 3))
+    names = _layer_names(out)
+    assert names.count("LSTMLayerBackward") == 2
+    assert "LSTMCellBackward" not in names and "SigmoidBackward" not in names
+
+
+# ---------------------------------------------------------------- whole-sequence layers
+
+L = 5  # time steps
+
+# name -> (fused layer, the same cell's fused step, number of state tensors)
+LAYERS = {
+    "rnn_tanh": (lambda x, s, w, b, rev: recurrent.rnn_layer(x, *s, w, b, rev, "tanh"),
+                 lambda x, s, w, b: (recurrent.rnn_cell(x, *s, w, b, "tanh"),)),
+    "rnn_relu": (lambda x, s, w, b, rev: recurrent.rnn_layer(x, *s, w, b, rev, "relu"),
+                 lambda x, s, w, b: (recurrent.rnn_cell(x, *s, w, b, "relu"),)),
+    "lstm": (lambda x, s, w, b, rev: recurrent.lstm_layer(x, *s, w, b, rev),
+             lambda x, s, w, b: recurrent.lstm_cell(x, *s, w, b)),
+    "gru": (lambda x, s, w, b, rev: recurrent.gru_layer(x, *s, w, b, rev),
+            lambda x, s, w, b: (recurrent.gru_cell(x, *s, w, b),)),
+}
+
+
+def _layer_operands(kind: str, bias: bool = True, seed: int = 0):
+    """x_proj (L, N, G·H), the initial state(s) (N, H), W_hh, b_hh: float64 leaves (W_hh scaled so
+    that the state neither explodes nor dies over L steps)."""
+    _, _, gates, n_states = CELLS[kind]
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((L, N, gates * H)) + (0.3 if kind == "rnn_relu" else 0)
+    arrays = [x] + [rng.standard_normal((N, H)) for _ in range(n_states)] + [rng.standard_normal((gates * H, H)) * 0.5]
+    if bias:
+        arrays.append(rng.standard_normal(gates * H) * 0.5)
+    ts = [tl.tensor(a, requires_grad=True) for a in arrays]
+    x, states, w = ts[0], tuple(ts[1:1 + n_states]), ts[1 + n_states]
+    return x, states, w, ts[2 + n_states] if bias else None
+
+
+def _flat(kind, reverse):
+    """The fused layer as a function of flat tensor arguments (for gradcheck)."""
+    fused, n_states = LAYERS[kind][0], CELLS[kind][3]
+    return lambda x, *rest: fused(x, rest[:n_states], rest[n_states], rest[n_states + 1], reverse)
+
+
+def _flat_operands(kind, bias=True):
+    x, states, w, b = _layer_operands(kind, bias)
+    return [x, *states, w, b]
+
+
+@pytest.mark.parametrize("kind", LAYERS)
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_fused_layer_backward_matches_finite_differences(kind, reverse, bias):
+    assert gradcheck(_flat(kind, reverse), _flat_operands(kind, bias), eps=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("kind", LAYERS)
+def test_layer_gradients_of_gradients_match_finite_differences(kind):
+    """create_graph=True: the layer's backward falls back to the composed steps, differentiable again."""
+    assert gradgradcheck(_flat(kind, True), _flat_operands(kind), eps=1e-6, atol=1e-6)
+
+
+def _cell_loop(kind, x, states, w, b, reverse):
+    """The layer as a Python loop of the fused cell over time (the per-step path, tested above)."""
+    step = LAYERS[kind][1]
+    outs = [None] * len(x)
+    for t in (reversed(range(len(x))) if reverse else range(len(x))):
+        states = step(x[t], states, w, b)
+        outs[t] = states[0]
+    return (tl.stack(outs),) + tuple(states)
+
+
+@pytest.mark.parametrize("kind", LAYERS)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_fused_layer_equals_a_loop_of_cells(kind, reverse):
+    """Outputs, final states and every gradient (from a loss on all of them) as the per-step cells."""
+    results = []
+    for fn in (LAYERS[kind][0], lambda *a: _cell_loop(kind, *a)):
+        x, states, w, b = _layer_operands(kind)
+        outs = fn(x, states, w, b, reverse)
+        rng = np.random.default_rng(7)
+        loss = sum((o * tl.tensor(rng.standard_normal(o.shape))).sum() for o in outs)
+        grads = tl.autograd.grad(loss, [x, *states, w, b])
+        results.append([o.detach().numpy() for o in outs] + [g.numpy() for g in grads])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+def test_only_the_wanted_layer_gradients_are_computed():
+    x, states, w, b = _layer_operands("lstm")
+    for t in (*states, b):
+        t.requires_grad_(False)
+    out, h, c = recurrent.lstm_layer(x, *states, w, b)
+    assert out.grad_fn.needs_input_grad[:5] == (True, False, False, True, False)
+    (out.sum() + c.sum()).backward()
+    assert x.grad is not None and w.grad is not None and b.grad is None
+
+
+def test_a_layer_refuses_a_step_shaped_input():
+    x, states, w, b = _layer_operands("gru")
+    with pytest.raises(RuntimeError, match=r"gru_layer: expected input of shape \(L > 0, N, G·H\), got \[3, 12\]"):
+        recurrent.gru_layer(x[0], *states, w, b)

@@ -162,6 +162,8 @@ _BASIC = (int, slice, type(None), type(Ellipsis))
 
 def to_key(x, key):
     """(backend key, is_basic) for `x[key]`, with clear errors for bad index types."""
+    if key.__class__ is int:  # fast path, x[3]: a CRF's or a tagger's loops do it per tag and step
+        return (key,), True
     if isinstance(key, list) and len(key) < 32 and any(
             isinstance(k, (list, tuple, slice, TensorBase, type(None), type(Ellipsis))) for k in key):
         key = tuple(key)  # PyTorch (like old NumPy) reads x[[[0, 1], [2, 3]]] as x[[0, 1], [2, 3]]

@@ -29,7 +29,8 @@ class Reshape(Op):
 
     @staticmethod
     def backward(ctx, g):
-        return reshape(g, ctx.input_shapes[0]), None
+        # the op itself, not reshape(): the input's shape needs no checking (a CRF's backward: -115 bytecodes a view)
+        return Reshape.apply(g, ctx.input_shapes[0]), None
 
 
 class View(Reshape):
@@ -49,23 +50,34 @@ class Flatten(Reshape):
 
 
 def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
-    if shape.count(-1) > 1:
+    """shape with its -1 (if any) worked out from numel, or PyTorch's error. Written with C-level
+    calls (count, min, prod, index), no generators: every view and reshape runs it."""
+    inferred = shape.count(-1)
+    if inferred > 1:
         raise RuntimeError(f"{op}: only one dimension can be inferred, got shape {list(shape)}")
-    known = math.prod(s for s in shape if s != -1)
-    if -1 in shape:
+    if min(shape, default=0) < -inferred:  # a negative size other than the one -1
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    if inferred:
+        known = -math.prod(shape)  # the product of the other sizes
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
-        shape = tuple(numel // known if s == -1 else s for s in shape)
-    elif known != numel or any(s < 0 for s in shape):
+        i = shape.index(-1)
+        return shape[:i] + (numel // known,) + shape[i + 1:]
+    if math.prod(shape) != numel:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     return shape
 
 
 @tensor_args("x")
-def reshape(x, *shape, _fn=Reshape):
+def reshape(x, *shape):
     """x in a new shape, as torch.reshape (one dim may be -1); x itself when the shape is unchanged."""
+    return _reshape(x, shape, Reshape)
+
+
+def _reshape(x, shape: tuple, fn: type):
+    """reshape's work, recorded as op `fn` (Reshape, View, Squeeze, Flatten)."""
     shape = _infer_shape(shape_arg(shape), x._data.size, "reshape")
-    return x if shape == x._data.shape else _fn.apply(x, shape)
+    return x if shape == x._data.shape else fn.apply(x, shape)
 
 
 @tensor_args("x")
@@ -75,7 +87,7 @@ def view(x, *shape):
         raise RuntimeError(f"view size is not compatible with input tensor's size and stride (at least one dimension "
                            f"spans across two contiguous subspaces) for a tensor of shape {list(x._data.shape)}. "
                            f"Use .reshape(...) instead.")
-    return reshape(x, *shape, _fn=View)
+    return _reshape(x, shape, View)
 
 
 @tensor_args("x")
@@ -84,7 +96,7 @@ def squeeze(x, dim=None):
     shape = x._data.shape
     axes = normalize_dims(dim, len(shape), "squeeze")
     new = tuple(s for i, s in enumerate(shape) if not (s == 1 and (axes is None or i in axes)))
-    return reshape(x, new, _fn=Squeeze)
+    return _reshape(x, new, Squeeze)
 
 
 @tensor_args("x")
@@ -101,12 +113,12 @@ def flatten(x, start_dim: int = 0, end_dim: int = -1):
     """Merge dims start_dim..end_dim into one, as torch.flatten; a 0-d tensor gives shape (1,)."""
     shape = x._data.shape
     if not shape:
-        return reshape(x, (1,), _fn=Flatten)
+        return _reshape(x, (1,), Flatten)
     s = normalize_dim(start_dim, len(shape), "flatten")
     e = normalize_dim(end_dim, len(shape), "flatten")
     if s > e:
         raise RuntimeError(f"flatten() has invalid args: start_dim ({start_dim}) cannot come after end_dim ({end_dim})")
-    return reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:], _fn=Flatten)
+    return _reshape(x, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:], Flatten)
 
 
 # ---------------------------------------------------------------- permutations

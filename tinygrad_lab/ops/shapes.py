@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import operator
 
+_INT = frozenset((int,))
+
 
 def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
     """A dim in [0, ndim), or PyTorch's IndexError naming the allowed range."""
@@ -54,6 +56,8 @@ def ints(shape: tuple, op: str, name: str = "size") -> tuple:
     PyTorch's TypeError, naming its position)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
+    if set(map(type, shape)) <= _INT:  # fast path, plain ints (every view/expand/reshape call), checked
+        return tuple(shape)            # in C: bilstm_crf's ints 110 -> 14 bytecodes a call
     for i, s in enumerate(shape):
         if isinstance(s, bool) or not hasattr(type(s), "__index__"):
             raise TypeError(f"{op}(): argument '{name}' must be a tuple of ints, but found element of type "
