@@ -650,6 +650,9 @@ CORPUS: dict[str, Misuse] = {
                           lambda m: m.nn.functional.pad(m.ones(2, 5), (1.5, 1))),
     "circular_pad_layer_rank": E(ValueError, ("CircularPad2d", "3D or 4D", "2D"),
                                  lambda m: m.nn.CircularPad2d(1)(m.ones(3, 3))),
+    "conv_reflect_padding_too_wide": E(RuntimeError, ("reflect", r"\(3, 3\)", r"\[1, 1, 3, 3\]"),
+                                       lambda m: m.nn.Conv2d(1, 1, 3, padding=3, padding_mode="reflect")(
+                                           m.ones(1, 1, 3, 3))),
     # ============================================================ dims
     "dim_sum": E(IndexError, (DIM_RANGE.format(lo=-2, hi=1, got=2), "sum"), lambda m: m.zeros(2, 3).sum(2)),
     "dim_mean_negative": E(IndexError, (DIM_RANGE.format(lo=-2, hi=1, got=-3), "mean"), lambda m: m.zeros(2, 3).mean(-3)),

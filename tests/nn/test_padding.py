@@ -1,5 +1,6 @@
-"""The padding layers (ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad; 1d/2d/3d) against
-PyTorch: outputs, gradients (of the input and of every parameter, float32 and float64), reprs and errors."""
+"""The padding layers (ZeroPad, ConstantPad, ReflectionPad, ReplicationPad, CircularPad; 1d/2d/3d) and
+Conv1d/Conv2d with padding_mode 'reflect', 'replicate' and 'circular', against PyTorch: outputs,
+gradients (of the input and of every parameter, float32 and float64), reprs and errors."""
 from __future__ import annotations
 
 import pytest
@@ -79,3 +80,42 @@ def test_padding_layer_errors_are_pytorchs(torch, layer, shape):
     with pytest.raises(type(want.value)) as got:
         layer(nn)(tl.ones(shape))
     assert str(list(shape)) in str(got.value) or "D input" in str(got.value)
+
+
+# ---------------------------------------------------------------- convs with padding_mode
+
+CONVS = [  # (spatial, in, out, kernel, kwargs, input shape)
+    (2, 3, 4, 3, dict(padding=1), (2, 3, 5, 6)),
+    (2, 3, 4, (3, 2), dict(padding=(2, 1), stride=2, bias=False), (2, 3, 5, 6)),
+    (2, 4, 6, 3, dict(padding=2, dilation=2, groups=2), (1, 4, 5, 5)),
+    (2, 3, 2, (3, 4), dict(padding="same"), (2, 3, 5, 6)),  # even kernel: the odd width on the right
+    (2, 3, 2, 3, dict(padding="valid"), (3, 5, 6)),  # unbatched
+    (2, 3, 2, 3, dict(padding=(0, 2)), (3, 4, 5)),  # unbatched
+    (1, 3, 4, 3, dict(padding=2), (2, 3, 7)),
+    (1, 3, 4, 4, dict(padding="same", dilation=2), (2, 3, 9)),
+    (1, 2, 3, 3, dict(padding=1, stride=2), (2, 6)),  # unbatched
+]
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel lengths")  # PyTorch's, about its speed
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "zeros"])
+@pytest.mark.parametrize("spatial, cin, cout, k, kwargs, shape", CONVS)
+def test_conv_padding_modes_match_torch(torch, mode, dtype, spatial, cin, cout, k, kwargs, shape):
+    make = lambda m: getattr(m, f"Conv{spatial}d")(cin, cout, k, padding_mode=mode, **kwargs)  # noqa: E731
+    ours, theirs = build_pair(torch, make, dtype)
+    assert repr(ours) == repr(theirs)
+    assert ours._reversed_padding_repeated_twice == tuple(theirs._reversed_padding_repeated_twice)
+    compare(torch, lambda lib, x: (ours if lib is tl else theirs)(x), [randn(*shape)], dtype, (ours, theirs))
+
+
+def test_conv_padding_mode_errors_are_pytorchs(torch):
+    for m in (nn, torch.nn):
+        with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose1d'):
+            m.ConvTranspose1d(1, 1, 3, padding_mode="circular")
+        with pytest.raises(ValueError, match="padding_mode must be one of"):
+            m.Conv2d(1, 1, 3, padding_mode="mirror")
+    with pytest.raises(RuntimeError) as want:
+        torch.nn.Conv2d(1, 1, 3, padding=3, padding_mode="reflect")(torch.ones(1, 1, 3, 3))
+    with pytest.raises(type(want.value), match=r"reflect.*\(3, 3\) at dimension 3 of input \[1, 1, 3, 3\]"):
+        nn.Conv2d(1, 1, 3, padding=3, padding_mode="reflect")(tl.ones(1, 1, 3, 3))
