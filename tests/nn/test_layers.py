@@ -499,8 +499,8 @@ def test_conv_argument_errors():
         nn.Conv2d(1, 1, 3, stride=2, padding="same")
     with pytest.raises(ValueError, match="padding_mode must be one of"):
         nn.Conv1d(1, 1, 3, padding_mode="mirror")
-    with pytest.raises(NotImplementedError, match="reflect"):
-        nn.Conv2d(1, 1, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'):
+        nn.ConvTranspose2d(1, 1, 3, padding_mode="reflect")
 
 
 def test_embedding_padding_idx_out_of_range():

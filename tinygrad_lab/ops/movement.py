@@ -341,8 +341,8 @@ def flip(x, dims):
 
 
 class Pad(Op):
-    """Constant padding with `value` on each side of each dim. Backward: slice the gradient back
-    to the unpadded region."""
+    """Constant padding with `value` on each side of each dim (widths >= 0; pad() crops negative
+    widths first). Backward: slice the gradient back to the unpadded region."""
 
     @staticmethod
     def forward(ctx, x, widths, value):
@@ -356,20 +356,126 @@ class Pad(Op):
 
 
 @tensor_args("x")
-def pad(x, pad, mode: str = "constant", value: float = 0.0):
-    """Pad the last len(pad)//2 dims: pad = (left, right, top, bottom, ...) as torch.nn.functional.pad."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported yet; only mode='constant'")
-    if len(pad) % 2 or len(pad) // 2 > x._data.ndim:
-        raise RuntimeError(f"Padding length must be divisible by 2 and at most twice the number of dims "
-                           f"({x._data.ndim}), got pad={list(pad)}")
-    if any(p < 0 for p in pad):
-        raise NotImplementedError(f"pad: negative padding (cropping) is not supported, got pad={list(pad)}")
-    n = x._data.ndim
-    widths = [(0, 0)] * n
-    for i in range(len(pad) // 2):
-        widths[n - 1 - i] = (int(pad[2 * i]), int(pad[2 * i + 1]))
-    return Pad.apply(x, tuple(widths), value)
+def pad(x, pad, mode: str = "constant", value: float | None = None):
+    """x padded on its last len(pad)//2 dims, as torch.nn.functional.pad: pad = (left, right) for the
+    last dim, then (top, bottom) for the one before, and so on. A negative width crops instead.
+
+    mode 'constant' fills with `value` (default 0) and works on any dims. The other modes take the
+    new elements from x itself and, as in PyTorch, pad the last 1, 2 or 3 dims of a tensor with one or
+    two more dims (batch and channels, or channels only): 'reflect' mirrors x about its edge elements
+    (width < size), 'replicate' repeats the edge elements, 'circular' wraps around (width <= size).
+    Each of these is an index along every padded dim (_pad_source says which input element each
+    output element reads), so an element read twice gets both gradients added.
+
+    Deviations: circular padding always wraps around the elements left after cropping. PyTorch's
+    agrees while each width is at most what the crop leaves; beyond that its values (a left width, as
+    in (3, -4) on 5 elements: it reads cropped-off elements or uninitialised memory) or its gradient
+    (a right width, as in (-3, 3)) are wrong. With nothing left to wrap around ((2, -5) on 5 elements)
+    this raises. Reflect and replicate also pad bool tensors (PyTorch refuses them)."""
+    widths = _pad_widths(x, pad, mode)
+    if mode == "constant":
+        return _pad_constant(x, widths, 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f'pad: padding mode "{mode}" doesn\'t take in value argument (got value={value})')
+    _check_padded_rank(x, len(widths), mode)
+    shape = x._data.shape
+    for d, lo, hi in widths:
+        _check_pad_width(shape[d], lo, hi, mode, f"padding ({lo}, {hi}) at dimension {d} of input {list(shape)}")
+    for d, lo, hi in widths:
+        if lo or hi:
+            x = getitem(x, (slice(None),) * d + (_pad_source(shape[d], lo, hi, mode),))
+    return x
+
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_widths(x, pad, mode) -> list:
+    """[(dim, left, right), ...] from F.pad's flat `pad`, the last dim first; PyTorch's errors for
+    a bad `pad` or `mode`."""
+    if not isinstance(pad, (tuple, list)):
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, not {type(pad).__name__}")
+    if not isinstance(mode, str):
+        raise TypeError(f"pad(): argument 'mode' (position 3) must be str, not {type(mode).__name__}")
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"pad: unrecognised padding mode {mode!r} (expected one of {_PAD_MODES})")
+    for i, p in enumerate(pad):
+        if isinstance(p, bool) or not hasattr(type(p), "__index__"):
+            raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of type "
+                            f"{type(p).__name__} at pos {i} (got {tuple(pad)!r})")
+    pad, n = tuple(int(p) for p in pad), x._data.ndim
+    if len(pad) % 2:
+        raise RuntimeError(f"pad: padding length must be divisible by 2, got pad={list(pad)}")
+    if len(pad) // 2 > n:
+        raise RuntimeError(f"pad: padding length should be less than or equal to two times the input dimension "
+                           f"but got padding length {len(pad)} and input of dimension {n} (shape "
+                           f"{list(x._data.shape)})")
+    return [(n - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+
+
+def _pad_constant(x, widths: list, value):
+    """Constant padding: crop the negative widths (a view), then pad the rest with `value`."""
+    shape = x._data.shape
+    for d, lo, hi in widths:
+        if shape[d] + min(lo, 0) + min(hi, 0) < 0 or shape[d] + lo + hi < 0:
+            raise RuntimeError(f"pad: negative padding ({lo}, {hi}) at dimension {d} of input {list(shape)} "
+                               f"removes more than the dimension's {shape[d]} elements")
+    if any(lo < 0 or hi < 0 for _, lo, hi in widths):
+        key = [slice(None)] * len(shape)
+        for d, lo, hi in widths:
+            key[d] = slice(max(-lo, 0), shape[d] - max(-hi, 0))
+        x = getitem(x, tuple(key))
+    full = [(0, 0)] * len(shape)
+    for d, lo, hi in widths:
+        full[d] = (max(lo, 0), max(hi, 0))
+    return Pad.apply(x, tuple(full), value)
+
+
+def _check_padded_rank(x, k: int, mode: str) -> None:
+    """PyTorch's non-constant modes pad k = 1, 2 or 3 dims of a (k+1)- or (k+2)-dim tensor; reflect and
+    replicate also refuse empty dims other than the batch dim."""
+    shape, n = list(x._data.shape), x._data.ndim
+    if k not in (1, 2, 3) or n not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"pad(mode={mode!r}): padding size {2 * k} is not supported for {n}D input tensor (shape {shape}). "
+            f"Supported combinations for non-constant padding: 2D or 3D input with padding size 2 (pads the last "
+            f"dim), 3D or 4D input with padding size 4 (the last 2 dims), 4D or 5D input with padding size 6 "
+            f"(the last 3 dims)")
+    if mode != "circular" and 0 in shape[n - k - 1:]:
+        raise RuntimeError(f"pad(mode={mode!r}): expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 "
+                           f"batch size and other non-zero dimensions for input, but got: {shape}")
+
+
+def _pad_source(n: int, lo: int, hi: int, mode: str) -> list:
+    """For each position j of a dim of size n padded by (lo, hi), the position of the input it reads.
+    With i = j - lo the position in the input's coordinates (outside [0, n) in the padding): reflect
+    mirrors i about the first and last elements; replicate clamps i into [0, n); circular crops the
+    negative widths, then wraps i around the elements that are left."""
+    positions = range(-lo, n + hi)
+    if mode == "reflect":
+        return [(n - 1) - abs((n - 1) - abs(i)) for i in positions]
+    if mode == "replicate":
+        return [min(max(i, 0), n - 1) for i in positions]
+    kept = n + min(lo, 0) + min(hi, 0)
+    return [max(-lo, 0) + (i + min(lo, 0)) % kept for i in positions]
+
+
+def _check_pad_width(n: int, lo: int, hi: int, mode: str, where: str) -> None:
+    """PyTorch's limits on one dim's widths (lo, hi) in the non-constant modes, for a dim of size n."""
+    if mode == "reflect" and (lo >= n or hi >= n):
+        raise RuntimeError(f"pad(mode='reflect'): padding size should be less than the corresponding input "
+                           f"dimension, but got: {where}")
+    if mode != "circular" and n + lo + hi < 1:
+        raise RuntimeError(f"pad(mode={mode!r}): input is too small: {where} gives an output size of {n + lo + hi}")
+    if mode != "circular":
+        return
+    if lo > n or hi > n:
+        raise RuntimeError(f"pad(mode='circular'): padding value causes wrapping around more than once: {where}")
+    if n + lo + hi < 0:
+        raise RuntimeError(f"pad(mode='circular'): negative padding results in a negative size: {where}")
+    if n + lo + hi > 0 and n + min(lo, 0) + min(hi, 0) <= 0:
+        raise RuntimeError(f"pad(mode='circular'): the negative width crops all {n} elements, leaving nothing to "
+                           f"wrap around: {where}")
 
 
 # ---------------------------------------------------------------- rearranging: roll, repeat, movedim, narrow, ...

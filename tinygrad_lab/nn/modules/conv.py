@@ -1,8 +1,8 @@
 """Conv1d and Conv2d: learnable cross-correlations over 1 or 2 spatial dimensions; ConvTranspose1d
 and ConvTranspose2d: their transposes (the gradient of a convolution with respect to its input).
 
-Deviation from PyTorch: only padding_mode='zeros' is implemented; 'reflect', 'replicate'
-and 'circular' are validated as PyTorch does and then refused with NotImplementedError.
+padding_mode 'zeros' pads inside the convolution; 'reflect', 'replicate' and 'circular' (Conv1d and
+Conv2d only, as in PyTorch) pad the input with F.pad in that mode first and convolve with padding 0.
 """
 from __future__ import annotations
 
@@ -28,6 +28,17 @@ def _ntuple(n: int):
 
 _single = _ntuple(1)
 _pair = _ntuple(2)
+
+
+def _as_pad_widths(padding, kernel_size: tuple, dilation: tuple) -> tuple:
+    """The layer's padding as F.pad's widths (last dim first, each dim's (left, right)): an int p pads
+    p on both sides; 'same' pads dilation * (kernel - 1) in all, the odd one on the right; 'valid' none."""
+    if padding == "valid":
+        padding = (0,) * len(kernel_size)
+    if padding == "same":
+        totals = [d * (k - 1) for d, k in zip(dilation, kernel_size)]
+        return tuple(w for t in reversed(totals) for w in (t // 2, t - t // 2))
+    return tuple(w for p in reversed(padding) for w in (p, p))
 
 
 class _ConvNd(Module):
@@ -60,9 +71,6 @@ class _ConvNd(Module):
         valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
         if padding_mode not in valid_padding_modes:
             raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode='{padding_mode}' is not implemented in tinygrad_lab "
-                                      f"(only 'zeros'); pad the input with F.pad first")
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
@@ -73,6 +81,7 @@ class _ConvNd(Module):
         self.output_padding = output_padding if output_padding is not None else (0,) * len(kernel_size)
         self.groups = groups
         self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = _as_pad_widths(padding, kernel_size, dilation)
         # a transposed convolution's weight is (in, out/groups, k...): that of the convolution it transposes
         shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
         self.weight = Parameter(creation.empty((*shape, *kernel_size), dtype=dtype, device=device))
@@ -90,6 +99,14 @@ class _ConvNd(Module):
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
+
+    def _padded(self, input: TensorBase) -> tuple:
+        """(input, padding) for the convolution: for padding_mode 'zeros' the input as it is and the
+        layer's padding; otherwise, as PyTorch, the input padded by F.pad in that mode and padding 0."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        return (F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode),
+                (0,) * len(self.kernel_size))
 
     def extra_repr(self) -> str:
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
@@ -118,7 +135,8 @@ class Conv1d(_ConvNd):
                          groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
-        return F.conv1d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+        input, padding = self._padded(input)
+        return F.conv1d(input, weight, bias, self.stride, padding, self.dilation, self.groups)
 
     def forward(self, input: TensorBase) -> TensorBase:
         return self._conv_forward(input, self.weight, self.bias)
@@ -134,7 +152,8 @@ class Conv2d(_ConvNd):
                          groups, bias, padding_mode, device, dtype)
 
     def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
-        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+        input, padding = self._padded(input)
+        return F.conv2d(input, weight, bias, self.stride, padding, self.dilation, self.groups)
 
     def forward(self, input: TensorBase) -> TensorBase:
         return self._conv_forward(input, self.weight, self.bias)
