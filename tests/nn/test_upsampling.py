@@ -1,5 +1,5 @@
-"""interpolate/Upsample (1-d to 3-d, every mode), AdaptiveAvgPool3d, PixelShuffle/PixelUnshuffle against PyTorch (outputs and gradients, float32
-and float64) and finite differences."""
+"""interpolate/Upsample (1-d to 3-d, every mode), AdaptiveAvgPool3d, PixelShuffle/PixelUnshuffle
+against PyTorch (outputs and gradients, float32 and float64) and finite differences."""
 from __future__ import annotations
 
 import pytest

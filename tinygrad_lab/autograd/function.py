@@ -148,7 +148,8 @@ class Node:
     _pre_hooks = None                       # output_nr -> {key: hook}: register_hook on an output
     _retained = None                        # output_nr -> weakref of a tensor that retains its grad
     _prepares_grads = False                 # gradients arriving here go through the hooks, retain_grad and,
-    #                                         for several outputs, zeros for missing ones (engine._run_prehooks)
+    #                                         for several outputs, zeros for missing ones (engine._run_prehooks);
+    #                                         one test per backward step instead of three (-8 bytecodes a node)
 
     def __init__(self, fn: type, device, args: tuple):
         edges, shapes, needs = [], [], []

@@ -181,10 +181,12 @@ def compare(loss: TensorBase, seam: str | type, fn: Callable, *, gradient: Tenso
     codes = (getattr(seams.reference(name), "__code__", None), getattr(fn, "__code__", None)) \
         if name.endswith(".backward") else (None, None)
     try:
-        reference, ref_lines = _run(loss, seed, codes[0])
+        reference, ref_lines, broken = _run(loss, seed, codes[0])
+        if broken is not None:  # the engine's own pass: its error is the caller's
+            raise broken
         _restore(saved)
         with seams.replace(name, fn):
-            learner, lines, error = _run_catching(loss, seed, codes[1])
+            learner, lines, error = _run(loss, seed, codes[1])
     finally:
         _restore(saved)
     first, identical = _first_difference(graph, reference, learner, rtol, atol)
@@ -199,27 +201,21 @@ def compare(loss: TensorBase, seam: str | type, fn: Callable, *, gradient: Tenso
 
 # ---------------------------------------------------------------- running the two passes
 
-def _run(loss, seed, code=None, out=None, lines=None) -> tuple:
-    """(node -> (gradients received, gradients sent), as host arrays, in the order the nodes ran;
-    node -> the line numbers of `code`, the seam's backward, that ran there)."""
-    out, lines = ({}, {}) if out is None else (out, lines)
-    steps = backward_steps([loss], [seed], retain_graph=True)
-    while True:
-        with lines_run(code) as ran:
-            step = next(steps, None)
-        if step is None:
-            return out, lines
-        out[step.node], lines[step.node] = _record(step), ran
-
-
-def _run_catching(loss, seed, code=None) -> tuple:
-    """_run's two dicts, as far as the pass got, and what the learner's code raised (None)."""
+def _run(loss, seed, code=None) -> tuple:
+    """One pass, as far as it got: node -> (gradients received, gradients sent), as host arrays, in the
+    order the nodes ran; node -> the line numbers of `code`, the seam's backward, that ran there; and
+    what the pass raised (None)."""
     out, lines = {}, {}
+    steps = backward_steps([loss], [seed], retain_graph=True)
     try:
-        _run(loss, seed, code, out, lines)
+        while True:
+            with lines_run(code) as ran:
+                step = next(steps, None)
+            if step is None:
+                return out, lines, None
+            out[step.node], lines[step.node] = _record(step), ran
     except Exception as e:  # the learner's code: reported, not raised
         return out, lines, e
-    return out, lines, None
 
 
 def _record(step) -> tuple:

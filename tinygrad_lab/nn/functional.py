@@ -1040,8 +1040,8 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
 # ---------------------------------------------------------------- convolution and pooling (ops/conv.py)
 
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: E402
-                        adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d, conv_transpose1d, conv_transpose2d, max_pool1d,
-                        max_pool2d)
+                        adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
+                        conv_transpose1d, conv_transpose2d, max_pool1d, max_pool2d)
 
 
 # ---------------------------------------------------------------- channel dropout and alpha dropout

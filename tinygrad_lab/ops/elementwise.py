@@ -127,8 +127,8 @@ def _power(a, b):
     a * (a * a), the same rounding as PyTorch's cube), to -2 as 1 / (a * a) and to -0.5 as
     1 / sqrt(a). Measured on 2,000 float32 (NumPy 2.4): x ** 3 409 -> 4 us; a step of the polynomial
     fit (benchmarks/recurrent.py, with x ** 2 and x ** 3) 1.86x -> 1.17x PyTorch's time."""
-    if b.__class__ in _PLAIN_TYPES and b != 2 and a.dtype.kind == "f":  # b a Python number, or on a GPU the
-        #                                     NumPy scalar it is sent as (a is then an array); a ** 2 is NumPy's square
+    # b a Python number (or, on a GPU, the NumPy scalar it is sent as), so a is an array; a ** 2 is NumPy's square
+    if b.__class__ in _PLAIN_TYPES and b != 2 and a.dtype.kind == "f":
         if b == -0.5:
             return 1 / (a ** 0.5)
         if b == -2:
