@@ -88,6 +88,16 @@ def _inplace(name: str, fn):
     return method
 
 
+def _inplace_ufunc(name: str, fn, ufunc: str):
+    """The in-place method `name` (sqrt_, exp_, ...) of out-of-place op fn, which on floats is NumPy's
+    (CuPy's) `ufunc`: through ops/inplace.py's unary_, which writes into the tensor without a copy."""
+    def method(self):
+        return ip.unary_(self, name, ufunc, fn)
+
+    method.__name__ = name
+    return method
+
+
 def _r(fn):
     """The reflected form of a binary op: other <op> self."""
     return lambda self, other: fn(other, self)
@@ -449,7 +459,6 @@ class Tensor(TensorBase):
     __ipow__ = pow_
     def clamp_(self, min=None, max=None): return ip.inplace(self, "clamp_", ew.clamp, min, max)  # noqa: E704
     def relu_(self): return ip.inplace(self, "relu_", ew.relu)  # noqa: E704
-    def exp_(self): return ip.inplace(self, "exp_", ew.exp)  # noqa: E704
     def masked_fill_(self, mask, value): return ip.inplace(self, "masked_fill_", sct.masked_fill, mask, value)  # noqa: E704
     def fill_(self, value): return ip.inplace(self, "fill_", transfer.fill, value)  # noqa: E704
     def zero_(self): return ip.inplace(self, "zero_", transfer.fill, 0)  # noqa: E704
@@ -524,15 +533,22 @@ class Tensor(TensorBase):
         return object.__format__(self, spec)
 
     # in place
-    sin_, cos_, tan_, sqrt_, log_, log1p_, tanh_, sigmoid_ = (_inplace(f"{n}_", f) for n, f in (
+    sin_, cos_, tan_, sqrt_, log_, log1p_, tanh_, exp_ = (_inplace_ufunc(f"{n}_", f, n) for n, f in (
         ("sin", ew.sin), ("cos", ew.cos), ("tan", pw.tan), ("sqrt", ew.sqrt), ("log", ew.log), ("log1p", ew.log1p),
-        ("tanh", ew.tanh), ("sigmoid", ew.sigmoid)))
-    abs_, neg_, floor_, ceil_, round_, trunc_, sign_, square_ = (_inplace(f"{n}_", f) for n, f in (
-        ("abs", ew.abs), ("neg", ew.neg), ("floor", ew.floor), ("ceil", ew.ceil), ("round", ew.round),
-        ("trunc", ew.trunc), ("sign", ew.sign), ("square", pw.square)))
-    clamp_min_, clamp_max_, lerp_, addcmul_, addcdiv_, nan_to_num_, fmod_, remainder_ = (_inplace(f"{n}_", f) for n, f in (
-        ("clamp_min", pw.clamp_min), ("clamp_max", pw.clamp_max), ("lerp", pw.lerp), ("addcmul", pw.addcmul),
-        ("addcdiv", pw.addcdiv), ("nan_to_num", pw.nan_to_num), ("fmod", pw.fmod), ("remainder", ew.remainder)))
+        ("tanh", ew.tanh), ("exp", ew.exp)))
+    abs_, neg_, floor_, ceil_, trunc_, sign_, square_ = (_inplace_ufunc(f"{n}_", f, u) for n, f, u in (
+        ("abs", ew.abs, "abs"), ("neg", ew.neg, "negative"), ("floor", ew.floor, "floor"), ("ceil", ew.ceil, "ceil"),
+        ("trunc", ew.trunc, "trunc"), ("sign", ew.sign, "sign"), ("square", pw.square, "square")))
+    sigmoid_, round_ = _inplace("sigmoid_", ew.sigmoid), _inplace("round_", ew.round)  # round_(decimals=...)
+    clamp_min_, clamp_max_, lerp_, nan_to_num_, fmod_, remainder_ = (_inplace(f"{n}_", f) for n, f in (
+        ("clamp_min", pw.clamp_min), ("clamp_max", pw.clamp_max), ("lerp", pw.lerp), ("nan_to_num", pw.nan_to_num),
+        ("fmod", pw.fmod), ("remainder", ew.remainder)))
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return ip.addc_(self, "addcmul_", pw.addcmul, ew.mul, tensor1, tensor2, value)
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return ip.addc_(self, "addcdiv_", pw.addcdiv, pw.quotient, tensor1, tensor2, value)
     tril_, triu_, index_add_, index_copy_, index_fill_, scatter_, scatter_add_, scatter_reduce_ = (
         _inplace(f"{n}_", f) for n, f in (
             ("tril", dg.tril), ("triu", dg.triu), ("index_add", sct.index_add), ("index_copy", sct.index_copy),

@@ -96,6 +96,11 @@ class Backend:
         """target[key] += values, accumulating repeated indices (np.add.at)."""
         raise NotImplementedError
 
+    def axpy(self, y: Any, x: Any, alpha) -> None:
+        """y += alpha·x, written into y (add_(x, alpha=...), the update of every optimizer step): here
+        alpha·x first, then one add. x is an array or a number; y's dtype is kept."""
+        self.xp.add(y, x * alpha, out=y, casting="unsafe")
+
     # ---- what a GPU does differently: checks without a sync, and answers that do not depend on the device
     def raise_if(self, bad: Any, error: Callable[[], Exception], index: int = 0) -> None:
         """Raise error() if `bad`, a 0-d boolean array of this backend, is true: here at once. A GPU

@@ -13,6 +13,17 @@ _zeros: dict = {}  # dtype -> a read-only 0-d zero, for zero
 _BRANCHY = 4096  # elements: from here masked's branch-free select beats np.where
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}  # the unsigned integer of each float size
 _iinfo: dict = {}  # integer dtype -> np.iinfo, for scalar
+_axpy: dict = {}  # dtype -> BLAS's axpy for it, or None (see _axpy_blas)
+
+
+def _axpy_blas(dtype):
+    """BLAS's axpy for dtype (saxpy, daxpy), or None; scipy.linalg is imported on first use (~0.25 s)."""
+    if dtype not in _axpy:
+        _axpy[dtype] = None
+        if dtype.kind == "f" and dtype.isnative and dtype.itemsize in (4, 8):
+            from scipy.linalg import blas
+            _axpy[dtype] = blas.saxpy if dtype.itemsize == 4 else blas.daxpy
+    return _axpy[dtype]
 
 
 class CPUBackend(Backend):
@@ -110,6 +121,18 @@ class CPUBackend(Backend):
 
     def index_add(self, target, key, values) -> None:
         np.add.at(target, key, values)
+
+    def axpy(self, y, x, alpha) -> None:
+        # BLAS's axpy adds alpha·x into y in one pass, where NumPy first makes alpha·x (a temporary and a
+        # second pass): one thread, float32, 1.2M elements 259 -> 71 us, 100 elements 1.05 -> 0.24 us.
+        # It takes float32/float64 vectors (a C-contiguous array is one, flattened) that do not overlap
+        # (or are the same array); anything else, a read-only y included, goes the general way.
+        blas = _axpy_blas(y.dtype)
+        if (blas is None or x.__class__ is not np.ndarray or x.dtype != y.dtype or x.shape != y.shape
+                or not (x.flags.c_contiguous and y.flags.c_contiguous and y.flags.writeable)
+                or (x is not y and np.may_share_memory(x, y))):
+            return super().axpy(y, x, alpha)
+        blas(x.reshape(-1), y.reshape(-1), a=alpha)
 
     def check_indices(self, idx, size, dim, index=0) -> None:
         pass  # NumPy's indexing raises IndexError itself

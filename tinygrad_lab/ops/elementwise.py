@@ -189,12 +189,21 @@ mul = binary_op(Mul, "mul", doc="a * b")
 
 def add(a, b, alpha=1):
     """a + alpha * b"""
-    return _add(a, b) if alpha == 1 else _add(a, mul(b, alpha))
+    return _add(a, b) if alpha == 1 else _add(a, mul(b, check_alpha(a, b, alpha)))
 
 
 def sub(a, b, alpha=1):
     """a - alpha * b"""
-    return _sub(a, b) if alpha == 1 else _sub(a, mul(b, alpha))
+    return _sub(a, b) if alpha == 1 else _sub(a, mul(b, check_alpha(a, b, alpha)))
+
+
+def check_alpha(a, b, alpha):
+    """add/sub's alpha, refused as PyTorch refuses it: a float alpha when both operands are integers
+    (it would be truncated)."""
+    if isinstance(alpha, float) and all(
+            x._data.dtype.kind in "biu" if isinstance(x, TensorBase) else isinstance(x, int) for x in (a, b)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    return alpha
 
 
 def div(a, b, rounding_mode=None):

@@ -265,13 +265,18 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
-    """input + value * tensor1 / tensor2, as torch.addcdiv (integer tensor1 and tensor2 are refused, as in
-    PyTorch: their quotient would be truncated)."""
+    """input + value * tensor1 / tensor2, as torch.addcdiv."""
+    q = quotient(tensor1, tensor2)
+    return add(input, mul(q, value) if value != 1 else q)
+
+
+def quotient(tensor1, tensor2):
+    """addcdiv's tensor1 / tensor2: integer tensor1 and tensor2 are refused, as in PyTorch (their
+    quotient would be truncated)."""
     if all(isinstance(t, TensorBase) and t._data.dtype.kind in "biu" for t in (tensor1, tensor2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv "
                            "will perform a true division of tensor1 and tensor2. Use div instead.")
-    quotient = div(tensor1, tensor2)
-    return add(input, mul(quotient, value) if value != 1 else quotient)
+    return div(tensor1, tensor2)
 
 
 def float_power(a, b):

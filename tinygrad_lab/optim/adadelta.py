@@ -36,7 +36,9 @@ class Adadelta(PerParameterOptimizer):
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         if weight_decay != 0:
             grad = grad + weight_decay * p                                   # g = g + λθ
-        square_avg.mul_(rho).add_(grad * grad, alpha=1 - rho)                # v = ρv + (1-ρ)g²
-        delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * grad  # Δ = √(u+eps)/√(v+eps)·g
-        acc_delta.mul_(rho).add_(delta * delta, alpha=1 - rho)               # u = ρu + (1-ρ)Δ²
+        # in place where it can be: a parameter's update makes two new arrays (std, delta) and two products
+        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)             # v = ρv + (1-ρ)g²
+        std = square_avg.add(eps).sqrt_()                                    # √(v+eps)
+        delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)              # Δ = √(u+eps)/√(v+eps)·g
+        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)            # u = ρu + (1-ρ)Δ²
         p.add_(delta, alpha=-group["lr"])                                    # θ = θ - lr·Δ

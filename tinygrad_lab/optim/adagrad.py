@@ -66,7 +66,7 @@ class Adagrad(Optimizer):
                         grad = grad + weight_decay * p                 # g = g + λθ
                     clr = lr / (1 + (t - 1) * lr_decay)                # decayed learning rate
                     state_sum = state["sum"]
-                    state_sum.add_(grad * grad)                        # s = s + g²
+                    state_sum.addcmul_(grad, grad)                     # s = s + g²
                     std = state_sum.sqrt().add_(eps)                   # √s + eps
-                    p.add_(grad / std, alpha=-clr)                     # θ = θ - clr · g/(√s + eps)
+                    p.addcdiv_(grad, std, value=-clr)                  # θ = θ - clr · g/(√s + eps)
         return loss

@@ -70,7 +70,7 @@ class Adam(Optimizer):
                             grad = grad + weight_decay * p                 # g = g + λθ
 
                     exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)              # m = β1·m + (1-β1)·g
-                    exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)    # v = β2·v + (1-β2)·g²
+                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)  # v = β2·v + (1-β2)·g²
                     if amsgrad:
                         max_exp_avg_sq = state["max_exp_avg_sq"]
                         max_exp_avg_sq.copy_(maximum(max_exp_avg_sq, exp_avg_sq))  # v̂ = max(v̂, v)
@@ -80,8 +80,8 @@ class Adam(Optimizer):
                     bias_correction1 = 1 - beta1 ** t
                     bias_correction2 = 1 - beta2 ** t
                     step_size = lr / bias_correction1
-                    denom = (max_exp_avg_sq.sqrt() / bias_correction2 ** 0.5).add_(eps)  # √v̂/√(1-β2^t) + eps
-                    p.add_(exp_avg / denom, alpha=-step_size)      # θ = θ - lr/(1-β1^t) · m/denom
+                    denom = max_exp_avg_sq.sqrt().div_(bias_correction2 ** 0.5).add_(eps)  # √v̂/√(1-β2^t) + eps
+                    p.addcdiv_(exp_avg, denom, value=-step_size)   # θ = θ - lr/(1-β1^t) · m/denom
         return loss
 
 

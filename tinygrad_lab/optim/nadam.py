@@ -45,8 +45,8 @@ class NAdam(PerParameterOptimizer):
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * group["momentum_decay"]))
         mu_product.mul_(mu)                                                   # Π_t = Π_{t-1}·μ_t
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)                       # m
-        exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)             # v
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)         # v
         denom = (exp_avg_sq / (1 - beta2 ** t)).sqrt().add_(eps)              # d
         product = mu_product.item()
-        p.add_(grad / denom, alpha=-lr * (1 - mu) / (1 - product))
-        p.add_(exp_avg / denom, alpha=-lr * mu_next / (1 - product * mu_next))
+        p.addcdiv_(grad, denom, value=-lr * (1 - mu) / (1 - product))
+        p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1 - product * mu_next))

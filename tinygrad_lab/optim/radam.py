@@ -38,7 +38,7 @@ class RAdam(PerParameterOptimizer):
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         grad = weight_decayed(p, grad, lr, weight_decay, group["decoupled_weight_decay"])
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)                       # m
-        exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)             # v
+        exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)         # v
         bias_correction2 = 1 - beta2 ** t
         corrected = exp_avg / (1 - beta1 ** t)                                # m̂
         rho_inf = 2 / (1 - beta2) - 1

@@ -63,19 +63,19 @@ class RMSprop(Optimizer):
                     if weight_decay != 0:
                         grad = grad + weight_decay * p                           # g = g + λθ
 
-                    square_avg.mul_(alpha).add_(grad * grad, alpha=1 - alpha)      # v = α·v + (1-α)·g²
+                    square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)  # v = α·v + (1-α)·g²
                     if centered:
                         grad_avg = state["grad_avg"]
                         grad_avg.mul_(alpha).add_(grad, alpha=1 - alpha)           # ḡ = α·ḡ + (1-α)·g
-                        avg = (square_avg - grad_avg * grad_avg).sqrt()            # √(v - ḡ²)
+                        avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()  # √(v - ḡ²)
                     else:
                         avg = square_avg.sqrt()                                    # √v
                     avg.add_(eps)                                                  # d = ... + eps
 
                     if momentum > 0:
                         buf = state["momentum_buffer"]
-                        buf.mul_(momentum).add_(grad / avg)                        # b = μ·b + g/d
+                        buf.mul_(momentum).addcdiv_(grad, avg)                     # b = μ·b + g/d
                         p.add_(buf, alpha=-lr)                                     # θ = θ - lr·b
                     else:
-                        p.add_(grad / avg, alpha=-lr)                              # θ = θ - lr·g/d
+                        p.addcdiv_(grad, avg, value=-lr)                           # θ = θ - lr·g/d
         return loss
