@@ -319,12 +319,12 @@ class Tensor(TensorBase):
         return self._device.type == "cuda" or shared_memory.is_shared(self._data)
 
     # ------------------------------------------------------------ arithmetic
-    __add__ = add = ew.add
-    __radd__ = _r(ew.add)
+    # number + t and number * t are t + number and t * number (as in PyTorch): the same values, and the
+    # path of a tensor and a number, without promotion's general case (lr * p.grad: 4.9 -> 2.3 us)
+    __add__ = __radd__ = add = ew.add
     __sub__ = sub = ew.sub
     __rsub__ = _r(ew.sub)
-    __mul__ = mul = ew.mul
-    __rmul__ = _r(ew.mul)
+    __mul__ = __rmul__ = mul = ew.mul
     __truediv__ = div = divide = ew.div
     __rtruediv__ = _r(ew.div)
     __floordiv__ = lambda self, other: ew.div(self, other, rounding_mode="floor")  # noqa: E731
