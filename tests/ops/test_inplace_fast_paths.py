@@ -5,6 +5,10 @@ Each must give what the out-of-place op gives, write into the tensor's own memor
 from_numpy arrays see it), bump the version, and refuse what the general path refuses."""
 from __future__ import annotations
 
+import ast
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -177,3 +181,19 @@ def test_an_optimizer_step_equals_pytorch():
             opt_ours.step()
             opt_theirs.step()
         np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=2e-5, atol=2e-6, err_msg=name)
+
+
+def test_scipys_blas_takes_numpys_thread_limit_when_it_loads():
+    """A limit on NumPy's BLAS set before axpy first loads SciPy's (a second OpenBLAS) holds for it too
+    (a fresh process: this one may have loaded it already)."""
+    pytest.importorskip("threadpoolctl")
+    script = ("import threadpoolctl, tinygrad_lab as tl\n"
+              "with threadpoolctl.threadpool_limits(1):\n"
+              "    tl.ones(3).add_(tl.ones(3), alpha=2.0)\n"
+              "    print(sorted((i['filepath'].rsplit('/', 2)[-2], i['num_threads'])\n"
+              "                 for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas'))\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    libs = dict(ast.literal_eval(out))
+    if "scipy.libs" not in libs or "numpy.libs" not in libs:
+        pytest.skip(f"NumPy and SciPy share one BLAS here: {libs}")
+    assert libs["scipy.libs"] == 1

@@ -22,8 +22,22 @@ def _axpy_blas(dtype):
         _axpy[dtype] = None
         if dtype.kind == "f" and dtype.isnative and dtype.itemsize in (4, 8):
             from scipy.linalg import blas
+            _follow_numpy_threads()
             _axpy[dtype] = blas.saxpy if dtype.itemsize == 4 else blas.daxpy
     return _axpy[dtype]
+
+
+def _follow_numpy_threads() -> None:
+    """SciPy's wheels bring a BLAS of their own, beside NumPy's, loaded on first use: it gets NumPy's
+    BLAS thread count, so that a limit set before it loaded (threadpoolctl's threadpool_limits, as the
+    benchmarks pin one thread) holds for it too. Otherwise its threads, on cores that are busy (test
+    workers, Hogwild processes), turn a 0.13 ms axpy into 8 ms."""
+    from threadpoolctl import ThreadpoolController
+    libs = ThreadpoolController().select(user_api="blas").lib_controllers
+    numpy_threads = [lib.num_threads for lib in libs if "numpy.libs" in lib.filepath]
+    for lib in libs:
+        if numpy_threads and "scipy.libs" in lib.filepath:
+            lib.set_num_threads(min(numpy_threads))
 
 
 class CPUBackend(Backend):
