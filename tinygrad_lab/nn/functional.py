@@ -39,6 +39,7 @@ from ..ops import indexing as ix
 from ..ops import inplace as ip
 from ..ops import linalg as la
 from ..ops import movement as mv
+from ..ops import normalization as norm
 from ..ops import reduce as rd
 from ..ops.activation import logsigmoid
 from ..ops.elementwise import sigmoid, tanh
@@ -508,29 +509,17 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
     bshape = (1, c) + (1,) * (len(shape) - 2)
     axes = (0,) + tuple(range(2, len(shape)))
-    if training:
-        # float16 statistics are accumulated in float32, as PyTorch: float16 sums overflow at 65504
-        wide = ew.cast(input, np.float32) if input._data.dtype == np.float16 else input
-        mean = rd.mean(wide, axes, keepdim=True)
-        centered = ew.sub(wide, mean)
-        sq_sum = rd.sum(ew.mul(centered, centered), axes, keepdim=True)
-        out = ew.cast(ew.mul(centered, ew.rsqrt(ew.add(ew.div(sq_sum, per_channel), eps))), input._data.dtype)
-        if running_mean is not None or running_var is not None:
-            with no_grad():
-                if running_mean is not None:
-                    batch_mean = mv.reshape(mean.detach(), (c,))
-                    running_mean.copy_(ew.add(ew.mul(running_mean, 1.0 - momentum), ew.mul(batch_mean, momentum)))
-                if running_var is not None:
-                    unbiased = ew.div(mv.reshape(sq_sum.detach(), (c,)), per_channel - 1)
-                    running_var.copy_(ew.add(ew.mul(running_var, 1.0 - momentum), ew.mul(unbiased, momentum)))
-    else:
-        mean = mv.reshape(running_mean, bshape)
-        var = mv.reshape(running_var, bshape)
-        out = ew.mul(ew.sub(input, mean), ew.rsqrt(ew.add(var, eps)))
-    if weight is not None:
-        out = ew.mul(out, mv.reshape(weight, bshape))
-    if bias is not None:
-        out = ew.add(out, mv.reshape(bias, bshape))
+    if not training:
+        out = ew.mul(ew.sub(input, mv.reshape(running_mean, bshape)),
+                     ew.rsqrt(ew.add(mv.reshape(running_var, bshape), eps)))
+        out = out if weight is None else ew.mul(out, mv.reshape(weight, bshape))
+        return out if bias is None else ew.add(out, mv.reshape(bias, bshape))
+    out, mean, sq_sum = norm.BatchNorm.apply(input, weight, bias, axes, eps)  # one op (ops/normalization.py)
+    with no_grad():  # the running statistics (one version each), as PyTorch: the variance unbiased
+        if running_mean is not None:
+            running_mean.copy_(ew.add(ew.mul(running_mean, 1.0 - momentum), ew.mul(mean, momentum)))
+        if running_var is not None:
+            running_var.copy_(ew.add(ew.mul(running_var, 1.0 - momentum), ew.mul(sq_sum, momentum / (per_channel - 1))))
     return out
 
 
