@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..autograd.tensor_base import TensorBase, make
+from ..autograd.tensor_base import TensorBase, make, tensor_types
 from . import broadcast
 from .op import Op, constant, tensor_args
 from .promotion import SCALARS, Cast, apply_binary, as_operand, binary_op, cast, promote  # noqa: F401 (Cast: ew.Cast)
@@ -200,10 +200,14 @@ def sub(a, b, alpha=1):
 def check_alpha(a, b, alpha):
     """add/sub's alpha, refused as PyTorch refuses it: a float alpha when both operands are integers
     (it would be truncated)."""
-    if isinstance(alpha, float) and all(
-            x._data.dtype.kind in "biu" if isinstance(x, TensorBase) else isinstance(x, int) for x in (a, b)):
+    if isinstance(alpha, float) and _integral(a) and _integral(b):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
     return alpha
+
+
+def _integral(x) -> bool:
+    """Whether operand x (a tensor or a Python number) is an integer or a bool."""
+    return x._data.dtype.kind in "biu" if x.__class__ in tensor_types else isinstance(x, int)
 
 
 def div(a, b, rounding_mode=None):

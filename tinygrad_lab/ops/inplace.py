@@ -109,23 +109,6 @@ def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
     if _grad_state.enabled and (x._requires_grad or (tensor and other._requires_grad)):
         return inplace(x, op, fn, other if alpha == 1 else mul(other, check_alpha(x, other, alpha)))
     xd = x._data
-    other_arr = _operand(x, other, tensor, ufunc, op)
-    if 0 in xd.strides:  # (the test inline: an optimizer step runs a dozen of these)
-        _refuse_shared_elements(xd, op)
-    try:
-        if alpha == 1:
-            getattr(x._device.backend.xp, ufunc)(xd, other_arr, out=xd, casting="unsafe")
-        else:
-            x._device.backend.axpy(xd, other_arr, check_alpha(x, other, alpha if ufunc == "add" else -alpha))
-    except ValueError as e:
-        _raise_write_error(e, xd, other_arr, op)
-    x._bump_version()
-    return x
-
-
-def _operand(x, other, tensor: bool, ufunc: str, op: str):
-    """other as arithmetic_'s operand (its array, or the number), after PyTorch's device and dtype checks."""
-    xd = x._data
     other_arr = other
     if tensor:
         if other._device is not x._device:
@@ -135,9 +118,26 @@ def _operand(x, other, tensor: bool, ufunc: str, op: str):
         if other_arr.dtype is not xd.dtype:
             _check_dtype(x, dtypes.promote_types(dtypes.from_numpy_dtype(xd.dtype),
                                                  dtypes.from_numpy_dtype(other_arr.dtype)).np, op)
-    if xd.dtype.kind != "f" and (ufunc == "divide" or isinstance(other, float)):
+    if xd.dtype.kind != "f":
+        _check_integral(x, other, ufunc, op, alpha)
+    if 0 in xd.strides:  # (the test inline: an optimizer step runs a dozen of these)
+        _refuse_shared_elements(xd, op)
+    try:
+        if alpha == 1:
+            getattr(x._device.backend.xp, ufunc)(xd, other_arr, out=xd, casting="unsafe")
+        else:
+            x._device.backend.axpy(xd, other_arr, alpha if ufunc == "add" else -alpha)
+    except ValueError as e:
+        _raise_write_error(e, xd, other_arr, op)
+    x._bump_version()
+    return x
+
+
+def _check_integral(x, other, ufunc: str, op: str, alpha) -> None:
+    """PyTorch's errors for arithmetic into an integer (or bool) tensor: a float result, a float alpha."""
+    if ufunc == "divide" or isinstance(other, float):
         _check_dtype(x, dtypes.get_default_dtype().np, op)
-    return other_arr
+    check_alpha(x, other, alpha)
 
 
 def unary_(x, op: str, ufunc: str, fn):
