@@ -237,18 +237,26 @@ def cat(tensors, dim: int = 0):
         raise ValueError("cat(): expected a non-empty list of Tensors")
     # PyTorch skips legacy empty 1-D tensors of shape (0,)
     nonempty = [t for t in tensors if t._data.shape != (0,)] or tensors[:1]
-    ref = nonempty[0]._data.shape
+    ref, dtype = nonempty[0]._data.shape, nonempty[0]._data.dtype
     d = normalize_dim(dim, len(ref), "cat")
+    mixed = False
     for i, t in enumerate(nonempty):
         s = t._data.shape
-        if len(s) != len(ref):
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {len(s)}")
-        for k, (a, b) in enumerate(zip(ref, s)):
-            if k != d and a != b:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {a} but got "
-                                   f"size {b} for tensor number {i} in the list.")
-    tensors = promote(*nonempty, op="cat")
-    return tensors[0] if len(tensors) == 1 else Cat.apply(d, *tensors)
+        if s[:d] != ref[:d] or s[d + 1:] != ref[d + 1:] or len(s) != len(ref):
+            _refuse_cat(ref, s, d, i)
+        mixed = mixed or t._data.dtype != dtype
+    if mixed:  # (one dtype, the common case, needs no promotion)
+        nonempty = promote(*nonempty, op="cat")
+    return nonempty[0] if len(nonempty) == 1 else Cat.apply(d, *nonempty)
+
+
+def _refuse_cat(ref: tuple, s: tuple, d: int, i: int):
+    """PyTorch's error for tensor number i, of shape s, that cannot join the first (shape ref) along d."""
+    if len(s) != len(ref):
+        raise RuntimeError(f"Tensors must have same number of dimensions: got {len(ref)} and {len(s)}")
+    k = next(k for k, (a, b) in enumerate(zip(ref, s)) if k != d and a != b)
+    raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected size {ref[k]} but got "
+                       f"size {s[k]} for tensor number {i} in the list.")
 
 
 def stack(tensors, dim: int = 0):
