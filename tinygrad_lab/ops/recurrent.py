@@ -45,23 +45,25 @@ __all__ = ["gru_cell", "gru_layer", "lstm_cell", "lstm_layer", "rnn_cell", "rnn_
 #
 #   *_prepare(xp, x_proj, w_hh_t, b_hh) -> (x_proj as the step reads it, the step's other operands)
 #   *_forward(xp, x_proj, state, operands, nonlinearity) -> (new state, what backward needs)
-#   *_slopes(xp, saved, state, nonlinearity) -> factors
+#   *_slopes(xp, saved, state, nonlinearity, da) -> factors
 #   *_backward(xp, factors, grads, da) -> (da_h, dh_direct, rest)
 #
 # `_prepare` runs once per sequence (a cell: per step) on what forward then reads at every step:
 # an RNN and an LSTM add b_hh to x_proj there, once for all steps instead of once per step.
 # w_hh_t is W_hhᵀ (see _affine). state and grads are tuples of arrays: (h,) or, for an LSTM,
 # (h, c); grads are those arriving at the new state. Backward comes in two parts: `_slopes` works
-# out, from what forward saved, the factors that do not depend on the gradients (the activations'
-# slopes times what they meet); `_backward` multiplies the arriving gradients through them. The
-# slopes are elementwise, so a layer computes them for all its time steps at once (arrays with a
-# leading time axis) and only `_backward` runs step by step: 7 array calls and a matrix product
-# for an LSTM instead of ~20 (mnist_rnn's LSTM layer, 28 steps of N 8, H 64: backward 1.05 ->
-# 0.78 ms). `_backward` writes da, the gradient of x_proj, into the array it is given and returns
-# da_h, that of h W_hhᵀ + b_hh (da itself except in a GRU), dh_direct, what h gets besides,
-# through no matrix product (or None), and rest, the gradients of the other state tensors (an
-# LSTM's c).
-
+# out, from what forward saved, what does not depend on the gradients (the activations' slopes
+# times what they meet): into da, the array that becomes the gradient of x_proj, the factor each
+# pre-activation's gradient is the arriving gradient times, and the rest as `factors`;
+# `_backward` multiplies the arriving gradients through them, da in place. The slopes are
+# elementwise, so a layer computes them for all its time steps at once (arrays with a leading time
+# axis) and only `_backward` runs step by step: 7 array calls and a matrix product for an LSTM
+# instead of ~20, and the slopes go straight into da, with no temporaries of da's size (big fresh
+# arrays cost page faults that outweigh their arithmetic): mnist_rnn's LSTM layer, 28 steps of
+# N 8, H 64, backward ~1.05 -> ~0.8 ms.
+# `_backward` returns da_h, the gradient of h W_hhᵀ + b_hh (da itself except in a GRU), dh_direct,
+# what h gets besides, through no matrix product (or None), and rest, the gradients of the other
+# state tensors (an LSTM's c).
 
 def _rnn_prepare(xp, x_proj, w_hh_t, b_hh):
     return x_proj if b_hh is None else x_proj + b_hh, (w_hh_t,)
@@ -73,13 +75,18 @@ def _rnn_forward(xp, x_proj, state, operands, nonlinearity):
     return (h,), (h,)
 
 
-def _rnn_slopes(xp, saved, state, nonlinearity):
+def _rnn_slopes(xp, saved, state, nonlinearity, da):
     out = saved[0]
-    return (1 - out * out if nonlinearity == "tanh" else out > 0,)  # tanh' = 1 - tanh², relu' = [h' > 0]
+    if nonlinearity == "tanh":
+        xp.multiply(out, out, out=da)
+        xp.subtract(1, da, out=da)  # tanh' = 1 - tanh²
+    else:
+        da[...] = out > 0  # relu' = [h' > 0]
+    return ()
 
 
 def _rnn_backward(xp, factors, grads, da):
-    xp.multiply(grads[0], factors[0], out=da)
+    da *= grads[0]
     return da, None, ()
 
 
@@ -128,28 +135,35 @@ def _gate_scale(xp, dtype, H: int, device) -> tuple:
     return _GATE_SCALES[key]
 
 
-def _lstm_slopes(xp, saved, state, nonlinearity=None):
-    """ċ_all = ċ + ḣ ⊙ A, ā_i | ā_f | ā_g = ċ_all ⊙ P (3 blocks), ā_o = ḣ ⊙ Q, dc = ċ_all ⊙ f."""
+def _lstm_slopes(xp, saved, state, nonlinearity, da):
+    """da ← g·σ'(a_i) | c·σ'(a_f) | i·tanh'(a_g) | tanh(c')·σ'(a_o); factors A = o ⊙ (1 - tanh²(c')), f:
+    ċ_all = ċ + ḣ ⊙ A,  ā_i | ā_f | ā_g = ċ_all ⊙ da (3 blocks),  ā_o = ḣ ⊙ da's 4th,  dc = ċ_all ⊙ f."""
     gates, tanh_c = saved
     H = tanh_c.shape[-1]
     i, f, g, o = (gates[..., k * H:(k + 1) * H] for k in range(4))
-    slope = gates * (1 - gates)  # σ' = σ(1 - σ) for i, f, o
-    slope[..., 2 * H:3 * H] = 1 - g * g  # tanh' = 1 - tanh² for g
-    P = xp.concatenate((g, state[1], i), axis=-1)  # what ċ_all meets on its way to a_i, a_f, a_g
-    P *= slope[..., :3 * H]
+    for k, gate, meets in ((0, i, g), (1, f, state[1]), (3, o, tanh_c)):  # σ' = σ(1 - σ), times what σ meets
+        block = xp.subtract(1, gate, out=da[..., k * H:(k + 1) * H])
+        block *= gate
+        block *= meets
+    block = xp.multiply(g, g, out=da[..., 2 * H:3 * H])  # tanh' = 1 - tanh², times i for g
+    xp.subtract(1, block, out=block)
+    block *= i
+    A = tanh_c * tanh_c
+    xp.subtract(1, A, out=A)
+    A *= o
     # f copied to its own array: the step's dc ⊙ f on a contiguous row is ~0.7 us faster than on a view
-    return o * (1 - tanh_c * tanh_c), P, tanh_c * slope[..., 3 * H:], xp.ascontiguousarray(f)
+    return A, xp.ascontiguousarray(f)
 
 
 def _lstm_backward(xp, factors, grads, da):
-    A, P, Q, f = factors
+    A, f = factors
     gh, gc = grads
     dc_all = gh * A
     dc_all += gc
     N, H = dc_all.shape
     da4 = da.reshape(N, 4, H)  # a view: the 4 gate blocks of each row
-    xp.multiply(dc_all[:, None], P.reshape(N, 3, H), out=da4[:, :3])
-    xp.multiply(gh, Q, out=da4[:, 3])
+    xp.multiply(da4[:, :3], dc_all[:, None], out=da4[:, :3])
+    xp.multiply(da4[:, 3], gh, out=da4[:, 3])
     return da, None, (dc_all * f,)
 
 
@@ -167,21 +181,26 @@ def _gru_forward(xp, x_proj, state, operands, nonlinearity=None):
     return ((1 - z) * n + z * h,), (rz, n, hh[:, 2 * H:])
 
 
-def _gru_slopes(xp, saved, state, nonlinearity=None):
-    """ā_n = ḣ ⊙ K_n, ā_z = ḣ ⊙ K_z, ā_r = ā_n ⊙ K_r; r and z as they are."""
+def _gru_slopes(xp, saved, state, nonlinearity, da):
+    """da ← K_r | K_z | K_n and factors r, z: ā_n = ḣ ⊙ K_n, ā_z = ḣ ⊙ K_z,
+    ā_r = ā_n ⊙ hh_n ⊙ r(1 - r) = ḣ ⊙ K_r."""
     rz, n, hh_n = saved
     H = n.shape[-1]
     r, z = rz[..., :H], rz[..., H:]
-    return (1 - z) * (1 - n * n), (state[0] - n) * z * (1 - z), hh_n * r * (1 - r), r, z
+    k_n = xp.multiply(n, n, out=da[..., 2 * H:])
+    xp.subtract(1, k_n, out=k_n)
+    k_n *= 1 - z                                                 # n's pre-activation
+    xp.multiply(state[0] - n, z * (1 - z), out=da[..., H:2 * H])  # update gate
+    xp.multiply(k_n, hh_n * r * (1 - r), out=da[..., :H])        # reset gate
+    return r, z
 
 
 def _gru_backward(xp, factors, grads, da):
-    K_n, K_z, K_r, r, z = factors
-    H = r.shape[1]
+    r, z = factors
     g = grads[0]
-    xp.multiply(g, K_n, out=da[:, 2 * H:])                       # n's pre-activation
-    xp.multiply(g, K_z, out=da[:, H:2 * H])                      # update gate
-    xp.multiply(da[:, 2 * H:], K_r, out=da[:, :H])               # reset gate
+    N, H = g.shape
+    da3 = da.reshape(N, 3, H)  # a view: the 3 gate blocks of each row
+    xp.multiply(da3, g[:, None], out=da3)
     dhh = da.copy()
     dhh[:, 2 * H:] *= r                                          # the reset gate scales hh_n
     return dhh, g * z, ()                                        # h' = ... + z ⊙ h directly
@@ -211,7 +230,8 @@ class RNNCell(Op):
             return _composed_backward(ctx, rnn_cell_composed, (x_proj, h, w_hh, b_hh), (gh,), nonlinearity)
         # a saved output comes back as a tensor
         xp, out = ctx.xp, out._data
-        da, _, _ = _rnn_backward(xp, _rnn_slopes(xp, (out,), None, nonlinearity), (gh._data,), xp.empty_like(out))
+        da = xp.empty_like(out)
+        _rnn_backward(xp, _rnn_slopes(xp, (out,), None, nonlinearity, da), (gh._data,), da)
         return _input_grads(ctx, da, da, h, w_hh) + (None,)
 
 
@@ -248,8 +268,9 @@ class LSTMCell(Op):
         if _grad_state.enabled:  # create_graph: the gradient must be differentiable too
             return _composed_backward(ctx, lstm_cell_composed, (x_proj, h, c, w_hh, b_hh), (gh, gc))
         xp = ctx.xp
-        factors = _lstm_slopes(xp, (gates, tanh_c), (h._data, c._data))
-        da, _, (dc,) = _lstm_backward(xp, factors, (gh._data, gc._data), xp.empty_like(gates))
+        da = xp.empty(gates.shape, dtype=gates.dtype)  # C order: backward views its rows as (N, 4, H)
+        factors = _lstm_slopes(xp, (gates, tanh_c), (h._data, c._data), None, da)
+        _, _, (dc,) = _lstm_backward(xp, factors, (gh._data, gc._data), da)
         dx, dh, dw, db = _input_grads(ctx, da, da, h, w_hh, skip=1)
         return dx, dh, constant(ctx, dc) if ctx.needs_input_grad[2] else None, dw, db
 
@@ -283,8 +304,8 @@ class GRUCell(Op):
         if _grad_state.enabled:  # create_graph: the gradient must be differentiable too
             return _composed_backward(ctx, gru_cell_composed, (x_proj, h, w_hh, b_hh), (gh,))
         xp = ctx.xp
-        da = xp.empty_like(x_proj._data)
-        dhh, dh_direct, _ = _gru_backward(xp, _gru_slopes(xp, saved, (h._data,)), (gh._data,), da)
+        da = xp.empty(x_proj._data.shape, dtype=x_proj._data.dtype)  # C order: backward views its rows as (N, 3, H)
+        dhh, dh_direct, _ = _gru_backward(xp, _gru_slopes(xp, saved, (h._data,), None, da), (gh._data,), da)
         return _input_grads(ctx, da, dhh, h, w_hh, dh_direct=dh_direct)
 
 
@@ -336,8 +357,9 @@ class _Layer(Op):
                                       reverse, nonlinearity)
         xp, w, go = ctx.xp, w_hh._data, g_out._data
         states = _stack(xp, states)  # (L, N, ·) each: the states every step began from
-        factors = list(zip(*cls.step_slopes(xp, _stack(xp, saved), states, nonlinearity)))  # all steps at once
-        da_x = xp.empty_like(x_proj._data)
+        da_x = xp.empty(x_proj._data.shape, dtype=x_proj._data.dtype)  # C order: steps view its rows by gate
+        factors = cls.step_slopes(xp, _stack(xp, saved), states, nonlinearity, da_x)  # all steps at once
+        factors = list(zip(*factors)) if factors else [()] * len(go)  # per step
         da_h = xp.empty_like(da_x) if cls.own_da_h else da_x
         grads = tuple(g._data for g in g_state)
         for t in _time(len(go), not reverse):  # backward runs through time the other way
