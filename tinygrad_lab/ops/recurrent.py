@@ -137,7 +137,8 @@ def _gate_scale(xp, dtype, H: int, device) -> tuple:
 
 def _lstm_slopes(xp, saved, state, nonlinearity, da):
     """da ← g·σ'(a_i) | c·σ'(a_f) | i·tanh'(a_g) | tanh(c')·σ'(a_o); factors A = o ⊙ (1 - tanh²(c')), f:
-    ċ_all = ċ + ḣ ⊙ A,  ā_i | ā_f | ā_g = ċ_all ⊙ da (3 blocks),  ā_o = ḣ ⊙ da's 4th,  dc = ċ_all ⊙ f."""
+    ċ_all = ċ + ḣ ⊙ A,  ā_i | ā_f | ā_g = ċ_all ⊙ da (3 blocks),  ā_o = ḣ ⊙ da's 4th,
+    dc = ċ_all ⊙ f."""
     gates, tanh_c = saved
     H = tanh_c.shape[-1]
     i, f, g, o = (gates[..., k * H:(k + 1) * H] for k in range(4))
