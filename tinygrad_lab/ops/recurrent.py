@@ -57,7 +57,7 @@ __all__ = ["gru_cell", "gru_layer", "lstm_cell", "lstm_layer", "rnn_cell", "rnn_
 # pre-activation's gradient is the arriving gradient times, and the rest as `factors`;
 # `_backward` multiplies the arriving gradients through them, da in place. The slopes are
 # elementwise, so a layer computes them for all its time steps at once (arrays with a leading time
-# axis) and only `_backward` runs step by step: 7 array calls and a matrix product for an LSTM
+# axis) and only `_backward` runs step by step: 6 array calls and a matrix product for an LSTM
 # instead of ~20, and the slopes go straight into da, with no temporaries of da's size (big fresh
 # arrays cost page faults that outweigh their arithmetic): mnist_rnn's LSTM layer, 28 steps of
 # N 8, H 64, backward ~1.05 -> ~0.8 ms.
@@ -253,7 +253,7 @@ class LSTMCell(Op):
         ḡ = ċ_all ⊙ i             ā_g = ḡ ⊙ (1 - g²)
         dc = ċ_all ⊙ f                               to the previous cell state
         dx_proj = ā,  dh = ā W_hh,  dW_hh = āᵀ h,  db_hh = Σ_batch ā
-    (on arrays in `_lstm_forward` and `_lstm_backward`)
+    (on arrays in `_lstm_prepare`, `_lstm_forward`, `_lstm_slopes` and `_lstm_backward`)
     """
 
     @staticmethod
@@ -289,7 +289,7 @@ class GRUCell(Op):
         r̄ = ā_n ⊙ hh_n       ā_r = r̄ ⊙ r(1 - r)
         dx_proj = ā_r | ā_z | ā_n          d(hh) = ā_r | ā_z | ā_n ⊙ r     (the reset gate scales hh_n)
         dh = ḣ ⊙ z + d(hh) W_hh,  dW_hh = d(hh)ᵀ h,  db_hh = Σ_batch d(hh)
-    (on arrays in `_gru_forward` and `_gru_backward`)
+    (on arrays in `_gru_prepare`, `_gru_forward`, `_gru_slopes` and `_gru_backward`)
     """
 
     @staticmethod
