@@ -495,8 +495,9 @@ class LSTM(RNNBase):
         h_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         expected_h = (self.num_layers * self.num_directions, x.shape[1], h_size)
         expected_c = (self.num_layers * self.num_directions, x.shape[1], self.hidden_size)
-        if hx is None:
-            return x.new_zeros(expected_h), x.new_zeros(expected_c)
+        if hx is None:  # h_0 = c_0 = 0: one zeros tensor serves both when they have one shape (nothing writes them)
+            zeros = x.new_zeros(expected_c)
+            return (zeros if expected_h == expected_c else x.new_zeros(expected_h)), zeros
         h, c = hx
         if h.dim() != (3 if batched else 2) or c.dim() != (3 if batched else 2):
             kind, d = ("batched 3-D", 3) if batched else ("unbatched 2-D", 2)
