@@ -24,15 +24,15 @@ nn.LSTMCell shows the per-step graph.
 The backwards are written on arrays, for speed, so they are not differentiable again. When the
 gradient must itself be differentiable (`create_graph=True`: grad mode is on while backward runs),
 a cell's backward runs the composed step instead and lets the engine differentiate it
-(`_composed_backward`), so gradients of gradients are right either way.
+(`ops.composed.composed_backward`, shared with batch norm), so gradients of gradients are right either way.
 """
 from __future__ import annotations
 
-from ..autograd.api import grad
 from ..autograd.grad_mode import state as _grad_state
 from . import activation as act
 from . import elementwise as ew
 from . import movement as mv
+from .composed import composed_backward
 from .indexing import getitem
 from .op import Op, constant
 
@@ -228,7 +228,7 @@ class RNNCell(Op):
     def backward(ctx, gh):
         x_proj, h, w_hh, b_hh, out, nonlinearity = ctx.saved_tensors
         if _grad_state.enabled:  # create_graph: the gradient must be differentiable too
-            return _composed_backward(ctx, rnn_cell_composed, (x_proj, h, w_hh, b_hh), (gh,), nonlinearity)
+            return composed_backward(ctx, rnn_cell_composed, (x_proj, h, w_hh, b_hh), (gh,), nonlinearity)
         # a saved output comes back as a tensor
         xp, out = ctx.xp, out._data
         da = xp.empty_like(out)
@@ -267,7 +267,7 @@ class LSTMCell(Op):
     def backward(ctx, gh, gc):
         x_proj, h, c, w_hh, b_hh, gates, tanh_c = ctx.saved_tensors
         if _grad_state.enabled:  # create_graph: the gradient must be differentiable too
-            return _composed_backward(ctx, lstm_cell_composed, (x_proj, h, c, w_hh, b_hh), (gh, gc))
+            return composed_backward(ctx, lstm_cell_composed, (x_proj, h, c, w_hh, b_hh), (gh, gc))
         xp = ctx.xp
         da = xp.empty(gates.shape, dtype=gates.dtype)  # C order: backward views its rows as (N, 4, H)
         factors = _lstm_slopes(xp, (gates, tanh_c), (h._data, c._data), None, da)
@@ -303,7 +303,7 @@ class GRUCell(Op):
     def backward(ctx, gh):
         x_proj, h, w_hh, b_hh, *saved = ctx.saved_tensors
         if _grad_state.enabled:  # create_graph: the gradient must be differentiable too
-            return _composed_backward(ctx, gru_cell_composed, (x_proj, h, w_hh, b_hh), (gh,))
+            return composed_backward(ctx, gru_cell_composed, (x_proj, h, w_hh, b_hh), (gh,))
         xp = ctx.xp
         da = xp.empty(x_proj._data.shape, dtype=x_proj._data.dtype)  # C order: backward views its rows as (N, 3, H)
         dhh, dh_direct, _ = _gru_backward(xp, _gru_slopes(xp, saved, (h._data,), None, da), (gh._data,), da)
@@ -329,7 +329,7 @@ class _Layer(Op):
     The step math is the cell's (`_*_prepare`, `_*_forward`, `_*_slopes`, `_*_backward` above), not
     a copy of it; backward computes the slopes of all time steps at once. When the gradient must
     itself be differentiable (create_graph), backward runs the composed step per time step instead
-    (`_composed_backward`, as the cells do), so double backward works too.
+    (`composed_backward`, as the cells do), so double backward works too.
     """
 
     step_prepare = step_forward = step_slopes = step_backward = step_composed = None  # the kind's, per subclass
@@ -354,7 +354,7 @@ class _Layer(Op):
     def backward(cls, ctx, g_out, *g_state):
         x_proj, h0, c0, w_hh, b_hh, reverse, nonlinearity, states, saved = ctx.saved_tensors
         if _grad_state.enabled:  # create_graph: the gradient must be differentiable too
-            return _composed_backward(ctx, cls._composed, (x_proj, h0, c0, w_hh, b_hh), (g_out, *g_state),
+            return composed_backward(ctx, cls._composed, (x_proj, h0, c0, w_hh, b_hh), (g_out, *g_state),
                                       reverse, nonlinearity)
         xp, w, go = ctx.xp, w_hh._data, g_out._data
         states = _stack(xp, states)  # (L, N, ·) each: the states every step began from
@@ -488,20 +488,6 @@ def _input_grads(ctx, da_x, da_h, h, w_hh, skip: int = 0, dh_direct=None) -> tup
     dw = constant(ctx, da_h.T @ h._data) if n[2 + skip] else None
     db = constant(ctx, da_h.sum(axis=0)) if n[3 + skip] else None
     return dx, dh, dw, db
-
-
-def _composed_backward(ctx, composed, inputs: tuple, grads: tuple, *args) -> tuple:
-    """A cell's gradients as differentiable tensors (create_graph): the step is run again as a
-    composition of ops on aliases of its inputs (clones: fresh nodes, so the engine stops there
-    and does not walk on into earlier steps) and differentiated by the engine."""
-    wanted = [k for k, t in enumerate(inputs) if t is not None and ctx.needs_input_grad[k]]
-    aliases = [None if t is None else ew.Clone.apply(t) for t in inputs]
-    outs = composed(*aliases, *args)
-    found = grad(outs, [aliases[k] for k in wanted], grad_outputs=grads, create_graph=True, allow_unused=True)
-    out = [None] * (len(inputs) + len(args))
-    for k, g in zip(wanted, found):
-        out[k] = g
-    return tuple(out)
 
 
 # ---------------------------------------------------------------- the same steps, composed of ops
