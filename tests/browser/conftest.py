@@ -1,8 +1,8 @@
 """A real JupyterLab server and a real Chromium for the widget tests.
 
 The server binds to 127.0.0.1 on a free port, without a token, and shuts itself
-down after a few idle minutes even if this process dies; the fixture stops it
-(and its kernels) at the end. Chromium is Debian's (`make test` installs it with
+down after a few idle minutes (and after half an hour in any case) even if this
+process dies; the fixture stops it (and its kernels) at the end. Chromium is Debian's (`make test` installs it with
 apt), driven by playwright, which downloads nothing. Without either, the tests skip
 and say why.
 """
@@ -25,6 +25,8 @@ import pytest
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 START_TIMEOUT = 90   # seconds for JupyterLab to answer
 IDLE_SHUTDOWN = 300  # the server stops itself after this long without activity
+LIFETIME = 1800      # and after this long in any case: a kernel left "starting" by an interrupted run is
+#                      never culled, and keeps a server counting as active (seen: 60 minutes after a -x stop)
 
 
 def _free_port() -> int:
@@ -58,7 +60,8 @@ def lab_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     log = root.parent / "jupyterlab.log"
     port = _free_port()
-    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", f"--ServerApp.port={port}",
+    cmd = ["timeout", "--kill-after=30", str(LIFETIME),  # coreutils: SIGTERM (the server stops its kernels)
+           sys.executable, "-m", "jupyterlab", "--no-browser", f"--ServerApp.port={port}",
            "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=",
            "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={root}",
            f"--ServerApp.shutdown_no_activity_timeout={IDLE_SHUTDOWN}",

@@ -80,8 +80,12 @@ def graded(request, tmp_path_factory) -> dict:
             folder = course / "submitted" / student / exercise
             folder.mkdir(parents=True)
             nbformat.write(nb, folder / f"{exercise}.ipynb")
-    run = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "*", "--force"], cwd=course,
-                         capture_output=True, text=True, timeout=1500)
+    # kernels talk over IPC files in the course folder (an absolute path: a kernel runs in its notebook's
+    # folder), not TCP ports: a port picked free can be taken by another test worker's kernel before this
+    # one binds it ("Address already in use": a whole shard lost)
+    run = subprocess.run([sys.executable, "-m", "nbgrader", "autograde", "*", "--force", "--KernelManager.transport=ipc",
+                          f"--KernelManager.ip={course / 'kernel'}"], cwd=course, capture_output=True, text=True,
+                         timeout=1500)
     noise = ("| INFO]", "SAWarning", "for notebook in", "return [x for x", "Kernel is running over TCP")
     log = "\n".join(line for line in (run.stdout + run.stderr).splitlines() if not any(n in line for n in noise))
     assert run.returncode == 0, log[-6000:]
