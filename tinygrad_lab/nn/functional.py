@@ -477,9 +477,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
                                f"{_shape(t)} and normalized_shape = {list(ns)}")
     axes = tuple(range(len(shape) - k, len(shape)))
-    centered = ew.sub(input, rd.mean(input, axes, keepdim=True))
-    var = rd.mean(ew.mul(centered, centered), axes, keepdim=True)
-    out = ew.mul(centered, ew.rsqrt(ew.add(var, eps)))
+    out, _, _ = norm.normalize_over(input, axes, eps)
     if weight is not None:
         out = ew.mul(out, weight)
     if bias is not None:
@@ -507,20 +505,30 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"{name} should contain {c} elements not {t._data.size}")
     if not training and (running_mean is None or running_var is None):
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
-    bshape = (1, c) + (1,) * (len(shape) - 2)
-    axes = (0,) + tuple(range(2, len(shape)))
     if not training:
-        out = ew.mul(ew.sub(input, mv.reshape(running_mean, bshape)),
-                     ew.rsqrt(ew.add(mv.reshape(running_var, bshape), eps)))
-        out = out if weight is None else ew.mul(out, mv.reshape(weight, bshape))
-        return out if bias is None else ew.add(out, mv.reshape(bias, bshape))
+        return _with_running_stats(input, running_mean, running_var, weight, bias, eps)
+    axes = (0,) + tuple(range(2, len(shape)))
     out, mean, sq_sum = norm.BatchNorm.apply(input, weight, bias, axes, eps)  # one op (ops/normalization.py)
-    with no_grad():  # the running statistics (one version each), as PyTorch: the variance unbiased
+    with no_grad():  # the running statistics, as PyTorch: the variance unbiased
         if running_mean is not None:
-            running_mean.copy_(ew.add(ew.mul(running_mean, 1.0 - momentum), ew.mul(mean, momentum)))
+            _update_running(running_mean, mean, momentum)
         if running_var is not None:
-            running_var.copy_(ew.add(ew.mul(running_var, 1.0 - momentum), ew.mul(sq_sum, momentum / (per_channel - 1))))
+            _update_running(running_var, ew.div(sq_sum, per_channel - 1), momentum)
     return out
+
+
+def _with_running_stats(input, running_mean, running_var, weight, bias, eps: float):
+    """(x - running_mean) / sqrt(running_var + eps) * weight + bias, per channel: batch and instance norm
+    in eval mode."""
+    ndim = input._data.ndim
+    out = ew.mul(ew.sub(input, norm.per_channel(running_mean, ndim)),
+                 ew.rsqrt(ew.add(norm.per_channel(running_var, ndim), eps)))
+    return norm.affine(out, weight, bias, ndim)
+
+
+def _update_running(running, batch, momentum: float) -> None:
+    """running = (1 - momentum) * running + momentum * batch, in place: one version bump, as PyTorch."""
+    running.copy_(ew.add(ew.mul(running, 1.0 - momentum), ew.mul(batch, momentum)))
 
 
 # ---------------------------------------------------------------- losses
@@ -1126,27 +1134,6 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace
 
 # ---------------------------------------------------------------- group, instance and RMS normalization
 
-def _normalize_over(x, axes: tuple, eps: float):
-    """(x - mean) / sqrt(var + eps) over axes (biased variance), with the mean and variance."""
-    mean = rd.mean(x, axes, keepdim=True)
-    centered = ew.sub(x, mean)
-    var = rd.mean(ew.mul(centered, centered), axes, keepdim=True)
-    return ew.mul(centered, ew.rsqrt(ew.add(var, eps))), mean, var
-
-
-def _per_channel(t, ndim: int):
-    """A (C,) tensor shaped (1, C, 1, ...) to broadcast over (N, C, *) input."""
-    return mv.reshape(t, (1, -1) + (1,) * (ndim - 2))
-
-
-def _affine(out, weight, bias, ndim: int):
-    if weight is not None:
-        out = ew.mul(out, _per_channel(weight, ndim))
-    if bias is not None:
-        out = ew.add(out, _per_channel(bias, ndim))
-    return out
-
-
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     """Normalise each group of C / num_groups channels of every sample of (N, C, *) input over the
     group's channels and positions (biased variance), then scale and shift per channel."""
@@ -1155,8 +1142,8 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(shape)} and num_groups={num_groups}")
     grouped = mv.reshape(input, (shape[0], num_groups, -1))
-    out, _, _ = _normalize_over(grouped, (2,), eps)
-    return _affine(mv.reshape(out, shape), weight, bias, len(shape))
+    out, _, _ = norm.normalize_over(grouped, (2,), eps)
+    return norm.affine(mv.reshape(out, shape), weight, bias, len(shape))
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats: bool = True,
@@ -1172,20 +1159,18 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
-        out = ew.mul(ew.sub(input, _per_channel(running_mean, len(shape))),
-                     ew.rsqrt(ew.add(_per_channel(running_var, len(shape)), eps)))
-        return _affine(out, weight, bias, len(shape))
-    out, mean, var = _normalize_over(input, axes, eps)
+        return _with_running_stats(input, running_mean, running_var, weight, bias, eps)
+    out, mean, var = norm.normalize_over(input, axes, eps)
     if running_mean is not None or running_var is not None:
         n = math.prod(shape[2:])
         with no_grad():
             if running_mean is not None:
                 batch = rd.mean(mv.reshape(mean.detach(), shape[:2]), 0)
-                running_mean.copy_(ew.add(ew.mul(running_mean, 1.0 - momentum), ew.mul(batch, momentum)))
+                _update_running(running_mean, batch, momentum)
             if running_var is not None:
                 batch = rd.mean(ew.mul(mv.reshape(var.detach(), shape[:2]), n / max(n - 1, 1)), 0)
-                running_var.copy_(ew.add(ew.mul(running_var, 1.0 - momentum), ew.mul(batch, momentum)))
-    return _affine(out, weight, bias, len(shape))
+                _update_running(running_var, batch, momentum)
+    return norm.affine(out, weight, bias, len(shape))
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):

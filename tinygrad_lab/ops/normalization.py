@@ -42,7 +42,7 @@ class BatchNorm(Op):
     def forward(ctx, x, weight, bias, axes, eps):
         d = x._data
         wide = d.astype(np.float32) if d.dtype == np.float16 else d
-        shape = (1, -1) + (1,) * (d.ndim - 2)
+        shape = channel_shape(d.ndim)
         mean = wide.mean(axis=axes, keepdims=True)
         xhat = wide - mean
         sq_sum = (xhat * xhat).sum(axis=axes, keepdims=True)
@@ -69,7 +69,7 @@ class BatchNorm(Op):
         db = constant(ctx, gd.sum(axis=axes).astype(bias._data.dtype, copy=False)) if n[2] else None
         dx = None
         if n[0]:
-            dxhat = gd if weight is None else gd * weight._data.reshape((1, -1) + (1,) * (gd.ndim - 2))
+            dxhat = gd if weight is None else gd * weight._data.reshape(channel_shape(gd.ndim))
             dx = dxhat - dxhat.mean(axis=axes, keepdims=True)
             dx -= xhat * (dxhat * xhat).mean(axis=axes, keepdims=True)
             dx *= inv_std
@@ -80,11 +80,34 @@ class BatchNorm(Op):
 def batch_norm_composed(x, weight, bias, axes: tuple, eps: float):
     """BatchNorm's normalised output y written with ops (its reference, and its differentiable backward)."""
     wide = ew.cast(x, np.float32) if x._data.dtype == np.float16 else x
-    shape = (1, -1) + (1,) * (x._data.ndim - 2)
-    centered = ew.sub(wide, rd.mean(wide, axes, keepdim=True))
-    var = rd.mean(ew.mul(centered, centered), axes, keepdim=True)
-    out = ew.cast(ew.mul(centered, ew.rsqrt(ew.add(var, eps))), x._data.dtype)
-    if weight is not None:
-        out = ew.mul(out, mv.reshape(weight, shape))
-    return out if bias is None else ew.add(out, mv.reshape(bias, shape))
+    out, _, _ = normalize_over(wide, axes, eps)
+    return affine(ew.cast(out, x._data.dtype), weight, bias, x._data.ndim)
 
+
+# ---------------------------------------------------------------- the pieces every normalization layer shares
+
+def normalize_over(x, axes: tuple, eps: float):
+    """(x - mean) / sqrt(var + eps) over axes (biased variance), with the mean and variance; composed of ops."""
+    mean = rd.mean(x, axes, keepdim=True)
+    centered = ew.sub(x, mean)
+    var = rd.mean(ew.mul(centered, centered), axes, keepdim=True)
+    return ew.mul(centered, ew.rsqrt(ew.add(var, eps))), mean, var
+
+
+def channel_shape(ndim: int) -> tuple:
+    """The shape (1, C, 1, ...) (C as -1) that makes a per-channel (C,) vector broadcast over (N, C, *)."""
+    return (1, -1) + (1,) * (ndim - 2)
+
+
+def per_channel(t, ndim: int):
+    """A (C,) tensor shaped to broadcast over (N, C, *) input of ndim dims."""
+    return mv.reshape(t, channel_shape(ndim))
+
+
+def affine(out, weight, bias, ndim: int):
+    """out * weight + bias per channel, each skipped when None."""
+    if weight is not None:
+        out = ew.mul(out, per_channel(weight, ndim))
+    if bias is not None:
+        out = ew.add(out, per_channel(bias, ndim))
+    return out
