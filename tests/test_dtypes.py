@@ -156,7 +156,7 @@ def test_set_default_dtype_rejects_non_float(torch, restore_default_dtype, name)
 
 SCALAR_VALUES = {"bool": True, "int": 2, "float": 2.5}
 TENSOR_TIERS = ("dim", "0d")
-OPS = {"+": operator.add, "/": operator.truediv}
+OPS = {"+": operator.add, "/": operator.truediv, "*": operator.mul, "<": operator.lt}
 
 
 def operand(mod, tier: str, kind: str):

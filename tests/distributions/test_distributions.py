@@ -335,3 +335,22 @@ def test_a_reinforce_step_runs():
     loss = -dist.log_prob(action) * 1.5
     loss.backward()
     assert policy.weight.grad is not None and policy.weight.grad.shape == (2, 4)
+
+
+def test_validation_records_no_graph():
+    """The parameter and support checks are not part of any gradient: with validation on, a Categorical
+    on probs that require grad records only its normalisation (sum, div), and log_prob only its own ops."""
+    from tinygrad_lab.autograd import events
+    probs = tl.tensor([0.2, 0.3, 0.5], requires_grad=True)
+    recorded = []
+
+    def seen(event):
+        if isinstance(event, events.OpEvent) and event.node is not None:
+            recorded.append(event.fn.__name__)
+
+    with events.subscribe(seen):
+        d = D.Categorical(probs)
+        created = list(recorded)
+        d.log_prob(tl.tensor(2))
+    assert created == ["Sum", "Div"]
+    assert not {"Sub", "Abs", "Remainder"} & set(recorded), recorded

@@ -51,7 +51,7 @@ class Distribution:
             if name not in self.__dict__ and isinstance(getattr(type(self), name, None), lazy_property):
                 continue  # not given, and not computed yet
             value = getattr(self, name)
-            if not bool(constraint.check(value).all()):
+            if not _holds(constraint, value):
                 raise ValueError(f"Expected parameter {name} ({type(value).__name__} of shape {tuple(value.shape)}) "
                                  f"of distribution {self!r} to satisfy the constraint {constraint!r}, but found "
                                  f"invalid values:\n{_values(value)}")
@@ -151,7 +151,7 @@ class Distribution:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: {Size(shape)} vs "
                                  f"{Size(expected)}.")
         support = self.support
-        if not bool(support.check(value).all()):
+        if not _holds(support, value):
             raise ValueError(f"Expected value argument ({type(value).__name__} of shape {shape}) to be within the "
                              f"support ({support!r}) of the distribution {self!r}, but found invalid values:\n"
                              f"{_values(value)}")
@@ -160,6 +160,13 @@ class Distribution:
         names = [k for k in self.arg_constraints if k in self.__dict__]
         args = ", ".join(f"{k}: {_short(self.__dict__[k])}" for k in names)
         return f"{type(self).__name__}({args})"
+
+
+def _holds(constraint, value) -> bool:
+    """Whether value satisfies constraint everywhere. A check is not part of any gradient: it records
+    no graph (a Categorical's simplex check on probs that require grad made three nodes)."""
+    with no_grad():
+        return bool(constraint.check(value).all())
 
 
 def _short(value) -> str:

@@ -99,8 +99,9 @@ def apply_binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
 
 
 def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
-    """The public function of binary Function `fn` (add, mul, ...). Operands that need no promotion
-    (two tensors of one dtype, or a float tensor and a Python number, either side) go straight to apply."""
+    """The public function of binary Function `fn` (add, mul, ...). Operands that need no promotion go
+    straight to apply: two tensors of one dtype; a float tensor and a Python number, either side; an
+    integer tensor and a Python int (x % 1, labels == k), except under true division (int -> float)."""
     float_only = min_category == dtypes.FLOAT
 
     def run(a, b):
@@ -111,10 +112,12 @@ def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
                 return fn.apply(a, b)
             except ValueError as e:
                 raise_broadcast(a, b, op, e)
-        if (tb is float or tb is int) and isinstance(a, TensorBase) and a._data.dtype.kind == "f":
+        if (tb is float or tb is int) and isinstance(a, TensorBase) and (a._data.dtype.kind == "f" or (
+                tb is int and a._data.dtype.kind in "iu" and not float_only)):
             return fn.apply(a, a._device.backend.scalar(b, a._data.dtype))  # a number never widens the dtype
         ta = a.__class__
-        if (ta is float or ta is int) and isinstance(b, TensorBase) and b._data.dtype.kind == "f":
+        if (ta is float or ta is int) and isinstance(b, TensorBase) and (b._data.dtype.kind == "f" or (
+                ta is int and b._data.dtype.kind in "iu" and not float_only)):
             return fn.apply(b._device.backend.scalar(a, b._data.dtype), b)  # 1 - x, 1 / x: 4.9 -> 2.4 us
         return apply_binary(fn, a, b, op, min_category)
 
