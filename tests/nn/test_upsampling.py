@@ -2,6 +2,7 @@
 against PyTorch (outputs and gradients, float32 and float64) and finite differences."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tinygrad_lab as tl
@@ -29,6 +30,13 @@ RESIZES = [  # (kwargs of interpolate, input shape)
     (dict(scale_factor=2, mode="trilinear", align_corners=True), (1, 1, 2, 3, 2)),
     (dict(size=(5, 2, 4)), (2, 1, 3, 4, 3)),  # nearest in 3-d
     (dict(size=(2, 3, 2), mode="area"), (1, 2, 5, 4, 3)),  # uneven windows along every dim
+    # antialias: the filter stretched by the scale when shrinking, windows cut and renormalised at the edges
+    (dict(size=(3, 5), mode="bilinear", antialias=True), (2, 2, 10, 7)),
+    (dict(size=(9, 4), mode="bilinear", antialias=True, align_corners=True), (1, 2, 5, 11)),  # up and down
+    (dict(scale_factor=0.3, mode="bicubic", antialias=True), (1, 2, 13, 11)),
+    (dict(size=(6, 6), mode="bicubic", antialias=True, align_corners=True), (1, 1, 16, 3)),
+    (dict(size=(4, 2), mode="lanczos", antialias=True), (1, 2, 9, 8)),
+    (dict(scale_factor=(0.6, 1.7), mode="lanczos", antialias=True), (2, 1, 8, 5)),
 ]
 
 
@@ -60,6 +68,7 @@ def test_resampling_modules_match_torch(torch, make, shape):
     (lambda x: nn.functional.interpolate(x, size=(4, 5), mode="bicubic"), (1, 1, 3, 3)),
     (lambda x: nn.functional.interpolate(x, scale_factor=2, mode="trilinear"), (1, 1, 2, 2, 3)),
     (lambda x: nn.functional.pixel_shuffle(x, 2), (1, 4, 2, 3)),
+    (lambda x: nn.functional.interpolate(x, size=(2, 4), mode="bicubic", antialias=True), (1, 1, 5, 3)),
 ])
 def test_resampling_passes_gradcheck(fn, shape):
     assert tl.autograd.gradcheck(fn, [tl.tensor(randn(*shape), requires_grad=True)])
@@ -67,12 +76,55 @@ def test_resampling_passes_gradcheck(fn, shape):
 
 def test_resampling_errors_name_the_problem():
     F = nn.functional
-    with pytest.raises(NotImplementedError, match="mode 'lanczos' is not implemented"):
-        F.interpolate(tl.randn(1, 1, 3, 3), scale_factor=2, mode="lanczos")
+    with pytest.raises(NotImplementedError, match="mode 'box' is not implemented"):
+        F.interpolate(tl.randn(1, 1, 3, 3), scale_factor=2, mode="box")
     with pytest.raises(NotImplementedError, match="bicubic mode needs 4D input"):
         F.interpolate(tl.randn(1, 1, 3, 3, 3), scale_factor=2, mode="bicubic")
-    with pytest.raises(NotImplementedError, match="antialias"):
-        F.interpolate(tl.randn(1, 1, 3, 3), scale_factor=0.5, mode="bilinear", antialias=True)
+    with pytest.raises(NotImplementedError, match="mode 'bilinear' on a Long tensor"):  # not silently wrong numbers
+        F.interpolate(tl.ones(1, 1, 3, 3, dtype=tl.int64), size=2, mode="bilinear")
+    assert F.interpolate(tl.arange(4, dtype=tl.uint8).reshape(1, 1, 4), size=2).tolist() == [[[0, 2]]]  # nearest: fine
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, x: F.interpolate(x, size=2, mode="area", antialias=True),
+    lambda F, x: F.interpolate(x[0], size=2, mode="bilinear", antialias=True),
+    lambda F, x: F.interpolate(x, size=2, mode="lanczos"),
+    lambda F, x: F.interpolate(x, size=2, mode="lanczos", antialias=True, align_corners=True),
+])
+def test_antialias_misuses_raise_as_torch(torch, call):
+    for lib in (tl, torch):
+        with pytest.raises(ValueError) as info:
+            call(lib.nn.functional, lib.ones(1, 1, 4, 4))
+        if lib is tl:
+            message = str(info.value)
+    assert message == str(info.value)
+
+
+def test_antialias_keeps_what_plain_resizing_drops():
+    """Shrinking 8 columns to 2, plain bilinear reads columns 1-2 and 5-6 only: a one-pixel line in column
+    3 vanishes. Antialiased, each output averages its whole quarter of the image: the line is there."""
+    x = tl.zeros(1, 1, 4, 8)
+    x[..., 3] = 1.0
+    plain = nn.functional.interpolate(x, size=(4, 2), mode="bilinear")
+    kept = nn.functional.interpolate(x, size=(4, 2), mode="bilinear", antialias=True)
+    assert plain.abs().max().item() == 0.0
+    assert kept[..., 0].min().item() > 0.1 and kept[..., 1].max().item() < kept[..., 0].min().item()
+
+
+def test_antialias_to_one_column_resizes_every_row(torch):
+    """Deviation: PyTorch 2.13 gives every output row the first one's value when an antialiased resize
+    makes an image one pixel wide (with 9 rows of 0..8 it returns 0.83 four times). The truth is the
+    same resize of a two-column copy, which PyTorch gets right."""
+    x = np.arange(9.0).reshape(1, 1, 9, 1)
+    ours = nn.functional.interpolate(tl.tensor(x), size=(4, 1), mode="bilinear", antialias=True)
+    two = torch.nn.functional.interpolate(torch.tensor(np.repeat(x, 2, 3)), size=(4, 2), mode="bilinear",
+                                          antialias=True)
+    np.testing.assert_allclose(ours.numpy(), two[..., :1].numpy(), rtol=1e-12)
+    assert len(set(ours.flatten().tolist())) == 4
+
+
+def test_pixel_shuffle_errors_name_the_problem():
+    F = nn.functional
     with pytest.raises(RuntimeError, match="divisible by the square of upscale_factor"):
         F.pixel_shuffle(tl.randn(1, 6, 2, 2), 2)
     with pytest.raises(RuntimeError, match="height and width to be divisible by downscale_factor"):

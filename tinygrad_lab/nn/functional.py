@@ -1190,8 +1190,9 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
 
 # ---------------------------------------------------------------- resampling: interpolate, pixel shuffle
 
-_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area", "lanczos")
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}  # the interpolating modes: spatial dims
+_ANTIALIAS_RADIUS = {"bilinear": 1, "bicubic": 2, "lanczos": 3}  # antialias=True: how far each filter reaches
 
 
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
@@ -1201,21 +1202,35 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     'nearest-exact' (floor((out + 0.5) * scale)), 'linear'/'bilinear'/'trilinear' and 'bicubic' (align_corners
     both ways) and 'area' (adaptive average pooling). `scale` is in / out, or 1 / scale_factor when that
     was given and recompute_scale_factor is not set (as PyTorch). One dim at a time, composed of indexing,
-    so gradients are automatic. Deviation: antialias is not implemented."""
+    so gradients are automatic. antialias=True (bilinear, bicubic, lanczos; 4D input) filters as it
+    shrinks: `_antialiased`. Deviation: only 'nearest' modes take integer tensors (PyTorch also resizes
+    uint8 images, with fixed-point weights): convert to float first."""
     spatial = input.dim() - 2
     if mode not in _INTERPOLATE_MODES:
         raise NotImplementedError(f"interpolate: mode '{mode}' is not implemented in tinygrad_lab (available: "
                                   f"{', '.join(_INTERPOLATE_MODES)})")
-    if spatial not in (1, 2, 3) or antialias:
-        raise NotImplementedError(f"interpolate: {input.dim()}D input{' with antialias' if antialias else ''} is "
-                                  f"not implemented in tinygrad_lab (3D (N, C, L), 4D (N, C, H, W) and 5D "
-                                  f"(N, C, D, H, W) are, without antialias)")
+    if antialias and (mode not in _ANTIALIAS_RADIUS or spatial != 2):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
+    if spatial not in (1, 2, 3):
+        raise NotImplementedError(f"interpolate: {input.dim()}D input is not implemented in tinygrad_lab (3D "
+                                  f"(N, C, L), 4D (N, C, H, W) and 5D (N, C, D, H, W) are)")
     if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != spatial:
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {_LINEAR_MODES[mode] + 2}D input")
-    if align_corners is not None and mode not in _LINEAR_MODES:
+    if align_corners is not None and mode not in _LINEAR_MODES and mode != "lanczos":
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
+    if mode == "lanczos" and align_corners:
+        raise ValueError("Lanczos mode does not support align_corners=True")
+    if not mode.startswith("nearest") and input._data.dtype.kind != "f":
+        raise NotImplementedError(f"interpolate: mode '{mode}' on a {act.type_name(input)} tensor is not "
+                                  f"implemented in tinygrad_lab (only the nearest modes take integers): convert "
+                                  f"it to float first, input.float()")
     outs, scales = _resize_sizes(input._data.shape[2:], size, scale_factor, recompute_scale_factor)
+    if antialias:
+        return _antialiased(input, outs, scales, mode, bool(align_corners))
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[spatial - 1](input, outs)
     x = input
@@ -1312,6 +1327,53 @@ def _weights(x, dim: int, w: np.ndarray):
     """Per-output weights along dim, shaped to broadcast over the dims after it, on x's device."""
     shape = (-1,) + (1,) * (x._data.ndim - 1 - dim)
     return make(x._device.backend.xp.asarray(w.reshape(shape)), x._device)
+
+
+def _antialiased(x, outs: tuple, scales: tuple, mode: str, align_corners: bool):
+    """interpolate's antialias=True: a separable filter, one matrix product per spatial dim (the weights
+    `_filter_weights`), width then height."""
+    for dim in (3, 2):
+        n_in, n_out = x._data.shape[dim], outs[dim - 2]
+        if align_corners:
+            scale = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+        else:
+            scale = _scale(n_in, n_out, scales[dim - 2])
+        w = _filter_weights(n_in, n_out, scale, mode).astype(x._data.dtype)
+        w = make(x._device.backend.xp.asarray(w if dim == 2 else w.T.copy()), x._device)
+        x = la.matmul(w, x) if dim == 2 else la.matmul(x, w)  # (n_out, n_in) @ (..., n_in, W); (..., n_in) @ (n_in, n_out)
+    return x
+
+
+def _filter_weights(n_in: int, n_out: int, scale: float, mode: str) -> np.ndarray:
+    """The (n_out, n_in) weights of an antialiased resize along one dim (as PIL resamples images, and
+    PyTorch's antialias=True): output i is centred at c = scale * (i + 1/2) in the input. Shrinking
+    (scale > 1), the filter is stretched by the scale, so that every input pixel counts: input j gets
+    filter((j + 1/2 - c) / scale) within radius * scale of c. Each row is normalised to sum to 1."""
+    radius = _ANTIALIAS_RADIUS[mode]
+    stretch = max(scale, 1.0)
+    centres = scale * (np.arange(n_out) + 0.5)
+    first = np.maximum((centres - radius * stretch + 0.5).astype(np.int64), 0)  # the window, truncated as C casts
+    stop = np.minimum((centres + radius * stretch + 0.5).astype(np.int64), n_in)
+    j = np.arange(n_in)
+    w = _FILTERS[mode]((j + 0.5 - centres[:, None]) / stretch)
+    w[(j < first[:, None]) | (j >= stop[:, None])] = 0.0
+    total = w.sum(axis=1, keepdims=True)
+    return np.divide(w, total, out=np.zeros_like(w), where=total != 0)
+
+
+def _keys_cubic(s: np.ndarray, a: float = -0.5) -> np.ndarray:
+    """Keys' cubic convolution kernel (a = -0.5: antialiased bicubic's, as PIL's)."""
+    s = np.abs(s)
+    near = ((a + 2) * s - (a + 3)) * s * s + 1
+    far = ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+    return np.where(s < 1, near, np.where(s < 2, far, 0.0))
+
+
+_FILTERS = {
+    "bilinear": lambda s: np.maximum(0.0, 1.0 - np.abs(s)),                       # the triangle
+    "bicubic": _keys_cubic,
+    "lanczos": lambda s: np.where(np.abs(s) < 3, np.sinc(s) * np.sinc(s / 3), 0.0),  # sinc windowed by sinc, a = 3
+}
 
 
 def _take(x, dim: int, index: np.ndarray):
