@@ -43,7 +43,8 @@ from .ops.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .ops.scatter import (argwhere, count_nonzero, index_add, index_copy, index_fill, index_select, masked_fill,
                           masked_scatter, masked_select, nonzero, repeat_interleave, scatter, scatter_add,
                           scatter_reduce, take, take_along_dim, where)
-from .ops.sorting import argsort, kthvalue, median, mode, msort, nanmedian, sort, topk, unique, unique_consecutive
+from .ops.sorting import (argsort, bincount, histc, kthvalue, median, mode, msort, nanmedian, sort, topk, unique,
+                          unique_consecutive)
 from .ops.special import digamma, erfc, erfinv, lgamma, logit, mvlgamma, polygamma, sinc, xlogy
 from . import linalg, special  # noqa: E402  (torch.linalg, torch.special)
 # ----

@@ -493,6 +493,7 @@ class Tensor(TensorBase):
     cumsum, cumprod, logcumsumexp, cummax, cummin = scan.cumsum, scan.cumprod, scan.logcumsumexp, scan.cummax, scan.cummin
     sort, argsort, msort, topk, kthvalue = so.sort, so.argsort, so.msort, so.topk, so.kthvalue
     median, nanmedian, mode, unique, unique_consecutive = so.median, so.nanmedian, so.mode, so.unique, so.unique_consecutive
+    bincount, histc = so.bincount, so.histc
     tril, triu, diag, diagonal, diag_embed, diagflat, trace = dg.tril, dg.triu, dg.diag, dg.diagonal, dg.diag_embed, \
         dg.diagflat, dg.trace
     roll, narrow, repeat, tile, movedim, unflatten, ravel, select = mv.roll, mv.narrow, mv.repeat, mv.tile, mv.movedim, \

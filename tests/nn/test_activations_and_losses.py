@@ -247,6 +247,8 @@ ERRORS = {
                          r"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"),
     "hardtanh bounds": (lambda F, m: F.hardtanh(m.randn(3), 2.0, 1.0), ValueError,
                         r"min_val cannot be greater than max_val"),
+    "hardtanh uint8": (lambda F, m: F.hardtanh(m.tensor([1, 9], dtype=m.uint8)), RuntimeError,  # -1 would wrap
+                       r"cannot do hardtanh on an unsigned type with negative limits"),
     "celu alpha 0": (lambda F, m: F.celu(m.randn(3), alpha=0.0), RuntimeError, r"alpha cannot be 0 for CELU"),
     "softshrink negative": (lambda F, m: F.softshrink(m.randn(3), -1.0), RuntimeError, r"lambda must be"),
     "triplet dims": (lambda F, m: F.triplet_margin_loss(m.zeros(2, 3), m.zeros(3), m.zeros(2, 3)), RuntimeError,

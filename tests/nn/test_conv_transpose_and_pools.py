@@ -1,4 +1,4 @@
-"""ConvTranspose1d/2d (and F.conv_transpose*), MaxPool1d/AvgPool1d, the adaptive pools against
+"""ConvTranspose1d/2d (and F.conv_transpose*), MaxPool1d/AvgPool1d/LPPool, the adaptive pools against
 PyTorch: outputs and gradients from the same weights, float32 and float64, several shapes."""
 from __future__ import annotations
 
@@ -111,6 +111,10 @@ POOLS = [
     ("AdaptiveMaxPool2d", ((3, 4),), {}, (2, 3, 7, 9)),
     ("AdaptiveMaxPool2d", ((None, 2),), {}, (3, 5, 6)),
     ("AdaptiveMaxPool2d", (2,), {}, (2, 2, 8, 8)),
+    ("LPPool1d", (2, 3), {}, (2, 3, 10)),
+    ("LPPool1d", (1, 2), dict(stride=1, ceil_mode=True), (3, 9)),  # p = 1: the window sums
+    ("LPPool2d", (2, 3), {}, (2, 2, 7, 8)),
+    ("LPPool2d", (4, (2, 3)), dict(stride=(1, 2), ceil_mode=True), (1, 2, 6, 7)),
 ]
 
 
@@ -139,7 +143,8 @@ def test_adaptive_max_pool_gradient_goes_to_the_first_max_of_overlapping_windows
 
 def test_pool_reprs_follow_torch(torch):
     for make in (lambda m: m.MaxPool1d(3, 2), lambda m: m.AvgPool1d(3), lambda m: m.AdaptiveAvgPool1d(5),
-                 lambda m: m.AdaptiveMaxPool1d(2), lambda m: m.AdaptiveMaxPool2d((2, None))):
+                 lambda m: m.AdaptiveMaxPool1d(2), lambda m: m.AdaptiveMaxPool2d((2, None)),
+                 lambda m: m.LPPool1d(1.5, 2, stride=1), lambda m: m.LPPool2d(2, (2, 3), ceil_mode=True)):
         assert repr(make(nn)) == repr(make(torch.nn))
 
 

@@ -181,6 +181,9 @@ REDUCE_DTYPES = {
     "sum(uint8) -> int64": lambda m: m.tensor([200, 100], dtype=m.uint8).sum(),
     "prod(int32) -> int64": lambda m: m.tensor([2, 3, 4], dtype=m.int32).prod(),
     "prod(bool) -> int64": lambda m: m.tensor([True, True]).prod(),
+    "prod(uint8, dim) -> int64": lambda m: m.tensor([[200, 3]], dtype=m.uint8).prod(1),  # NumPy's would be uint64
+    "logsumexp(int64) -> float32": lambda m: m.tensor([[1, 2], [3, 3]]).logsumexp(1),
+    "logsumexp(bool) -> float32": lambda m: m.tensor([True, False]).logsumexp(0),
     "sum(float16) stays float16": lambda m: m.tensor([1.5, 2.5], dtype=m.float16).sum(),
     "sum(dtype=float64)": lambda m: m.tensor([1, 2]).sum(dtype=m.float64),
     "max(int32) stays int32": lambda m: m.tensor([1, 5, 2], dtype=m.int32).max(),

@@ -57,7 +57,7 @@ __all__ = [
     "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance", "cosine_similarity",
     "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
+    "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     "group_norm", "instance_norm", "rms_norm",
     "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
@@ -189,6 +189,8 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 
 def _hardtanh(x, lo, hi):
+    if x._data.dtype.kind == "u" and min(lo, hi) < 0:  # -1 would wrap around to 255
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
     if x._data.dtype.kind in "iu":  # integer tensors stay integer (as PyTorch)
         lo, hi = int(lo), int(hi)
     return ew.where(ew.le(x, lo), lo, ew.where(ew.ge(x, hi), hi, x))
@@ -1039,6 +1041,27 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: E402
                         adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                         conv_transpose1d, conv_transpose2d, max_pool1d, max_pool2d)
+
+
+def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of each window of (N, C, L) or (C, L), p = norm_type: (sum of x**p)**(1/p) (as
+    torch.nn.functional.lp_pool1d, x**p is not made absolute: with odd p a negative sum gives nan)."""
+    k = kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size
+    return _lp_pool(avg_pool1d, input, norm_type, kernel_size, stride, ceil_mode, k)
+
+
+def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of each window of (N, C, H, W) or (C, H, W), p = norm_type: (sum of x**p)**(1/p)."""
+    kh, kw = kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size, kernel_size)
+    return _lp_pool(avg_pool2d, input, norm_type, kernel_size, stride, ceil_mode, kh * kw)
+
+
+def _lp_pool(avg_pool, input, p: float, kernel_size, stride, ceil_mode: bool, window: int):
+    """(window * mean of x**p over each window)**(1/p). sign(m) * relu(|m|) is m itself, but its gradient
+    is 0 where m is 0, so an all-zero window gets gradient 0, not the root's infinite slope (as PyTorch)."""
+    mean = avg_pool(ew.pow(input, p), kernel_size, stride if stride is not None else kernel_size, 0, ceil_mode)
+    total = ew.mul(ew.mul(ew.sign(mean), ew.relu(ew.abs(mean))), window)
+    return ew.pow(total, 1.0 / p)
 
 
 # ---------------------------------------------------------------- channel dropout and alpha dropout

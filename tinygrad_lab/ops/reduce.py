@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
+
+from .. import dtypes
 from .._warn import warn
 from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
@@ -50,7 +53,6 @@ def sum(x, dim=None, keepdim: bool = False, dtype=None):
 
 
 def _np_dtype(d):
-    from .. import dtypes
     return dtypes.as_dtype(d).np
 
 
@@ -89,7 +91,8 @@ class Prod(Op):
     @staticmethod
     def forward(ctx, x, axes, keepdim):
         ctx.axes, ctx.keepdim = axes, keepdim
-        out = ctx.xp.asarray(x._data.prod(axis=axes, keepdims=keepdim))
+        wide = np.int64 if x._data.dtype.kind in "biu" else None  # PyTorch's int64 (NumPy's uint8 product is uint64)
+        out = ctx.xp.asarray(x._data.prod(axis=axes, keepdims=keepdim, dtype=wide))
         ctx.save_for_backward(x, out)
         return out
 
@@ -342,8 +345,10 @@ def std(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
 
 @tensor_args("x")
 def logsumexp(x, dim, keepdim: bool = False):
-    """log(sum(exp(x))) along dim, computed without overflow."""
-    _float_only(x, "logsumexp")
+    """log(sum(exp(x))) along dim, computed without overflow; integer and bool tensors in the default
+    float dtype (as PyTorch 2.13)."""
+    if x._data.dtype.kind != "f":
+        x = ew.cast(x, dtypes.get_default_dtype().np)
     axes = normalize_dims(dim, x._data.ndim, "logsumexp")
     m = make(x._data.max(axis=axes, keepdims=True), x._device)  # a constant shift: no gradient needed
     m = ew.where(ew.eq(ew.abs(m), float("inf")), 0.0, m)

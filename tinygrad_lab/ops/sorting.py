@@ -1,5 +1,5 @@
-"""Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode, and
-unique / unique_consecutive.
+"""Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode;
+unique / unique_consecutive, and counting: bincount, histc.
 
 Each differentiable one is two steps: a non-differentiable op finds the indices (where the values
 come from), then `gather` picks the values. The gradient is gather's: each output's gradient goes
@@ -7,6 +7,7 @@ back to the element it was taken from. NaN sorts as the largest value, as in PyT
 """
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from ..autograd.tensor_base import TensorBase, make
@@ -236,6 +237,75 @@ def unique_consecutive(x, return_inverse: bool = False, return_counts: bool = Fa
     values, inverse, counts = UniqueConsecutive.apply(x)
     extra = (inverse,) * return_inverse + (counts,) * return_counts
     return (values,) + extra if extra else values
+
+
+# ---------------------------------------------------------------- counting
+
+class Bincount(Op):
+    """How often each value 0, 1, ..., max(x) occurs in x (1-d, non-negative integers), or the sum of
+    the weights at each value's positions; no gradient (as PyTorch)."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, weights, minlength):
+        w = None if weights is None else weights._data
+        out = ctx.xp.bincount(x._data, weights=w, minlength=minlength)
+        if w is None:
+            return out.astype("int64")
+        return out.astype(w.dtype if w.dtype.kind == "f" else "float64")  # float weights keep their dtype
+
+
+def bincount(x, weights=None, minlength: int = 0):
+    """Counts of each non-negative integer in 1-d x (weighted sums with `weights`), as torch.bincount:
+    int64 counts; float64 sums, or the weights' float dtype."""
+    d = x._data
+    if d.dtype.kind not in "biu":
+        raise NotImplementedError(f"bincount counts integers, not {x.dtype} (convert with .long())")
+    if d.ndim != 1 or (d.size and bool((d < 0).any())):
+        raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape {list(d.shape)}).")
+    if weights is not None and (weights._data.ndim != 1 or weights._data.shape != d.shape):
+        raise RuntimeError(f"weights should be 1-d and have the same length as input (input {list(d.shape)}, "
+                           f"weights {list(weights._data.shape)})")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    return Bincount.apply(x, weights, minlength)
+
+
+class Histc(Op):
+    """A histogram of x's elements: `bins` equal-width bins over [lo, hi], the last one including hi;
+    elements outside (and NaN) are not counted. Counts in x's dtype; no gradient (as PyTorch)."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, x, bins, lo, hi):
+        d = x._data.reshape(-1)
+        lo, hi = d.dtype.type(lo), d.dtype.type(hi)  # in x's precision, as PyTorch: the same bin for every value
+        inside = d[(d >= lo) & (d <= hi)]
+        which = ctx.xp.minimum(((inside - lo) / (hi - lo) * d.dtype.type(bins)).astype("int64"), bins - 1)
+        return ctx.xp.bincount(which, minlength=bins).astype(d.dtype)
+
+
+def histc(x, bins: int = 100, min: float = 0, max: float = 0):  # noqa: A002 (PyTorch's names)
+    """torch.histc: with min == max (the default), the range is x's own minimum to maximum (widened
+    by 1 on each side when those are equal)."""
+    d = x._data
+    if d.dtype.kind != "f":
+        raise NotImplementedError(f"histc bins floating point values, not {x.dtype} (convert with .float())")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if lo == hi and d.size:
+        finite = d[~x._device.backend.xp.isnan(d)]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (lo, hi)
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
+    return Histc.apply(x, bins, lo, hi)
 
 
 # ---------------------------------------------------------------- what these share

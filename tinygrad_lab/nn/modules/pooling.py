@@ -1,5 +1,5 @@
-"""Pooling layers (no parameters): max and average pooling over (N, C, L) and (N, C, H, W) inputs,
-and the adaptive ones, which pick their windows to give a fixed output size."""
+"""Pooling layers (no parameters): max, average and power-average (LPPool) pooling over (N, C, L) and
+(N, C, H, W) inputs, and the adaptive ones, which pick their windows to give a fixed output size."""
 from __future__ import annotations
 
 from ...autograd.tensor_base import TensorBase
@@ -149,3 +149,33 @@ class AdaptiveMaxPool2d(_AdaptivePool):
 
 def _single(x) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+class _LPPoolNd(Module):
+    """What LPPool1d and LPPool2d share: (sum of x**p)**(1/p) over each window, p = norm_type (stride
+    defaults to kernel_size)."""
+
+    def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling of (N, C, L) or (C, L): p = 1 sums each window, p = inf would be max pooling."""
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
