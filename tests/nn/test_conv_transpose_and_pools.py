@@ -168,3 +168,56 @@ def test_conv_transpose_and_pools_pass_gradcheck(fn, shapes):
     """Finite differences, independent of PyTorch (distinct values, so no max is tied)."""
     inputs = [tl.tensor(randn(*s, seed=i), requires_grad=True) for i, s in enumerate(shapes)]
     assert tl.autograd.gradcheck(fn, inputs)
+
+
+# ---------------------------------------------------------------- unfold and fold (im2col and col2im)
+
+FOLDS = [
+    (lambda F, x: F.unfold(x, 2), (2, 3, 5, 5)),
+    (lambda F, x: F.unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(2, 1)), (1, 2, 6, 7)),
+    (lambda F, x: F.unfold(x, 3, padding=2), (3, 4, 4)),  # unbatched
+    (lambda F, x: F.fold(x, (4, 4), 2), (2, 12, 9)),  # overlapping windows add up
+    (lambda F, x: F.fold(x, (5, 6), (2, 3), padding=1, stride=(2, 1)), (1, 12, 18)),
+    (lambda F, x: F.fold(x, 4, 2, stride=2), (8, 4)),  # unbatched, no overlap
+    (lambda F, x: F.fold(F.unfold(x, 3, padding=1), (5, 5), 3, padding=1), (1, 2, 5, 5)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("call,shape", FOLDS)
+def test_unfold_and_fold_match_torch(torch, dtype, call, shape):
+    compare(torch, lambda lib, x: call(lib.nn.functional, x), [randn(*shape)], dtype)
+
+
+def test_unfold_is_the_convolution_as_a_matrix_product():
+    """conv2d(x, w) = w (O, C*kh*kw) @ unfold(x), each column a window: the picture the lesson draws."""
+    x, w = tl.tensor(randn(2, 3, 5, 6)), tl.tensor(randn(4, 3, 2, 3))
+    cols = nn.functional.unfold(x, (2, 3))
+    by_matmul = (w.reshape(4, -1) @ cols).reshape(2, 4, 4, 4)
+    assert tl.allclose(by_matmul, nn.functional.conv2d(x, w), atol=1e-12)
+
+
+def test_unfold_and_fold_pass_gradgradcheck():
+    x = tl.tensor(randn(1, 2, 4, 3), requires_grad=True)
+    assert tl.autograd.gradgradcheck(lambda t: nn.functional.unfold(t, 2, padding=1, stride=(2, 1)), [x])
+    cols = tl.tensor(randn(1, 8, 6), requires_grad=True)
+    assert tl.autograd.gradgradcheck(lambda t: nn.functional.fold(t, (3, 4), 2), [cols])
+
+
+def test_fold_modules_and_errors_follow_torch(torch):
+    for make in (lambda m: m.Unfold(2), lambda m: m.Unfold((2, 3), dilation=2, padding=1, stride=2),
+                 lambda m: m.Fold((4, 5), 2), lambda m: m.Fold(4, (2, 2), stride=2)):
+        assert repr(make(nn)) == repr(make(torch.nn))
+    bad = [lambda m: m.nn.functional.unfold(m.zeros(1, 2, 3, 5, 5), 2),      # 5-d
+           lambda m: m.nn.functional.unfold(m.zeros(2, 3, 5, 5), 6),         # no window fits
+           lambda m: m.nn.functional.unfold(m.zeros(2, 3, 5, 5), 2, stride=0),
+           lambda m: m.nn.functional.unfold(m.zeros(2, 3, 5, 5), 2, padding=-1),
+           lambda m: m.nn.functional.unfold(m.zeros(2, 3, 5, 5), 2, dilation=(1, 0)),
+           lambda m: m.nn.functional.fold(m.zeros(1, 4, 8), (4, 4), 2),      # 8 columns, 9 windows
+           lambda m: m.nn.functional.fold(m.zeros(1, 5, 9), (4, 4), 2)]      # 5 rows: not C * 2 * 2
+    for call in bad:
+        with pytest.raises(RuntimeError) as ours:
+            call(tl)
+        with pytest.raises(RuntimeError) as theirs:
+            call(torch)
+        assert str(ours.value) == str(theirs.value)

@@ -418,10 +418,11 @@ def test_conv2d_by_hand():
     assert C.conv2d(x, w, tl.tensor([5.0]), stride=2).tolist() == [[[[0.0, 0.0], [0.0, 0.0]]]]
 
 
-def test_outputs_are_contiguous_and_not_shared_between_calls():
+@pytest.mark.parametrize("batch", [2, 1])  # one image: a layout change of one row was the workspace itself
+def test_outputs_are_contiguous_and_not_shared_between_calls(batch):
     """Outputs can be .view()-ed like PyTorch's, and temporaries reused between calls never leak into them."""
     rng = np.random.default_rng(13)
-    x1, x2 = _t(rng.standard_normal((2, 3, 6, 6))), _t(rng.standard_normal((4, 3, 5, 5)))
+    x1, x2 = _t(rng.standard_normal((batch, 3, 6, 6))), _t(rng.standard_normal((4, 3, 5, 5)))
     w = _t(rng.standard_normal((4, 3, 3, 3)))
     y1 = C.conv2d(x1, w, padding=1)
     before = _np(y1).copy()
@@ -431,7 +432,32 @@ def test_outputs_are_contiguous_and_not_shared_between_calls():
     assert y2.shape == (4, 4, 5, 5)
     for t in (y1, C.max_pool2d(y1, 2), C.avg_pool2d(y1, 2, padding=1), x1.grad, w.grad):
         assert t.detach().numpy().flags.c_contiguous
-    assert y1.view(2, -1).shape == (2, 144)
+    assert y1.view(batch, -1).shape == (batch, 144)
+
+
+TWO_BRANCHES = {  # an op whose input gradient came from the workspace when its array was one contiguous slice
+    "conv2d, one image": (lambda x: C.conv2d(x, tl.ones(3, 2, 3, 3, dtype=x.dtype), padding=1), (1, 2, 6, 6)),
+    "avg_pool2d, one plane, rows padded": (lambda x: C.avg_pool2d(x, (3, 1), stride=1, padding=(1, 0)), (1, 1, 4, 4)),
+    "unfold, one image": (lambda x: C.unfold(x, 2, padding=1), (1, 2, 3, 3)),
+}
+
+
+@pytest.mark.parametrize("case", TWO_BRANCHES.values(), ids=TWO_BRANCHES.keys())
+def test_an_input_feeding_two_ops_gets_both_gradients(case):
+    """The input gradient of one op must survive the other's backward until the two are added (it was
+    the workspace that the second backward overwrote). The truth: each branch's gradient computed
+    alone, then added."""
+    op, shape = case
+    x = _t(np.random.default_rng(15).standard_normal(shape))
+    branches = [lambda: op(x).sum() * 1.5, lambda: (op(x) ** 2).sum()]
+    alone = []
+    for branch in branches:
+        x.grad = None
+        branch().backward()
+        alone.append(_np(x.grad))
+    x.grad = None
+    (branches[0]() + branches[1]()).backward()
+    np.testing.assert_allclose(_np(x.grad), alone[0] + alone[1], rtol=1e-12)
 
 
 def test_no_grad_records_nothing_and_empty_batch_works():
@@ -453,10 +479,10 @@ def test_max_pool_return_indices_are_not_differentiable():
 
 def test_backend_matrix_transpose():
     be = tl.device("cpu").backend
-    for shape in [(3, 5), (20, 512), (40, 256)]:  # (20, 512) float32 rows are 2 KiB apart: the padded path
-        a = np.random.default_rng(14).standard_normal(shape).astype(np.float32)
-        t = be.matrix_transpose(a)
-        assert t.flags.c_contiguous
+    for shape in [(3, 5), (20, 512), (40, 256), (1, 6), (6, 1)]:  # (20, 512) float32 rows are 2 KiB apart: the
+        a = np.random.default_rng(14).standard_normal(shape).astype(np.float32)  # padded path; (1, 6): a copy
+        t = be.matrix_transpose(a)                                                # although a.T is contiguous
+        assert t.flags.c_contiguous and not np.shares_memory(t, a)
         np.testing.assert_array_equal(t, a.T)
         out = np.empty(shape[::-1], np.float32)
         assert be.matrix_transpose(a, out=out) is out

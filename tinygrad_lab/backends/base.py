@@ -191,7 +191,7 @@ class Backend:
         """The transpose of 2-D array arr as a C-contiguous array: a new one, or written into `out`
         (C-contiguous, shape arr.shape[::-1]). Convolution's layout changes use it."""
         if out is None:
-            return self.xp.ascontiguousarray(arr.T)
+            return arr.T.copy()  # a copy even where arr.T is contiguous already (one row or column)
         out[...] = arr.T
         return out
 

@@ -193,6 +193,6 @@ class CPUBackend(Backend):
             padded[:, :cols] = arr
             arr = padded[:, :cols]
         if out is None:
-            return np.ascontiguousarray(arr.T)
+            return arr.T.copy()  # always a new array (ascontiguousarray returns a 1-row one as it is)
         out[...] = arr.T
         return out

@@ -57,7 +57,7 @@ __all__ = [
     "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance", "cosine_similarity",
     "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
-    "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d",
+    "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d", "unfold", "fold",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     "group_norm", "instance_norm", "rms_norm",
     "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
@@ -1040,7 +1040,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
 
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: E402
                         adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
-                        conv_transpose1d, conv_transpose2d, max_pool1d, max_pool2d)
+                        conv_transpose1d, conv_transpose2d, fold, max_pool1d, max_pool2d, unfold)
 
 
 def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):

@@ -1,4 +1,5 @@
-"""Convolution and pooling: conv1d/conv2d, their transposes, max/avg pooling, adaptive pooling.
+"""Convolution and pooling: conv1d/conv2d, their transposes, unfold/fold (im2col itself, and its
+adjoint), max/avg pooling, adaptive pooling.
 
 Shapes and arguments follow torch.nn.functional: inputs are (N, C, L) or (N, C, H, W)
 (unbatched (C, L) / (C, H, W) too), weights (O, C/groups, k) or (O, C/groups, kh, kw).
@@ -46,7 +47,7 @@ from .op import Op, tensor_args
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-           "max_pool1d", "max_pool2d"]
+           "max_pool1d", "max_pool2d", "unfold", "fold"]
 
 
 # ---------------------------------------------------------------- convolution
@@ -215,6 +216,96 @@ def _conv_transpose(op: str, spatial: int, input, weight, bias, stride, padding,
 
 
 # ---------------------------------------------------------------- max pooling
+
+# ---------------------------------------------------------------- unfold and fold: the columns themselves
+
+class Unfold(Op):
+    """The sliding windows of x (N, C, H, W) as columns (N, C*kh*kw, L), one per window position
+    (L = OH*OW, row-major): im2col, in PyTorch's layout. Backward: Fold (each window's gradient added
+    back where the window came from)."""
+
+    @staticmethod
+    def forward(ctx, x, geo):
+        ctx.geo = geo
+        cols = im2col(x._data, geo)  # (C, kh, kw, OH, OW, N), in the workspace: copied out (always: copy())
+        return cols.transpose(5, 0, 1, 2, 3, 4).copy().reshape(geo.N, -1, geo.OH * geo.OW)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Fold.apply(g, ctx.geo), None
+
+
+class Fold(Op):
+    """Columns (N, C*kh*kw, L) added back onto the (N, C, H, W) grid, overlapping windows summing:
+    col2im, the adjoint of Unfold. Backward: Unfold."""
+
+    @staticmethod
+    def forward(ctx, cols, geo):
+        ctx.geo = geo
+        c = cols._data.reshape(geo.N, geo.C, geo.kh, geo.kw, geo.OH, geo.OW).transpose(1, 2, 3, 4, 5, 0)
+        return _col2im(geo.device, c, geo)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Unfold.apply(g, ctx.geo), None
+
+
+@tensor_args("input")
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """(N, C, H, W) -> (N, C*kh*kw, L): every kernel_size window as a column (unbatched (C, H, W) ->
+    (C*kh*kw, L)), as torch.nn.functional.unfold. A convolution is weight (O, C*kh*kw) @ these."""
+    if input._data.ndim not in (3, 4) or 0 in input._data.shape[1:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input._data.shape)}")
+    _check_float("unfold", input=input)
+    x, unbatched = _batched(input, 2, "unfold")
+    k, d, p, s = _window_args(kernel_size, dilation, padding, stride)
+    geo = _ConvGeom(x._data.shape, (1, x._data.shape[1]) + k, s, tuple((v, v) for v in p), d, 1, x._device)
+    if geo.OH < 1 or geo.OW < 1:
+        raise RuntimeError(f"Given input with spatial size {tuple(x._data.shape[2:])}, kernel_size={k}, "
+                           f"dilation={d}, padding={p}, calculated shape of the array of sliding blocks as "
+                           f"{(geo.OH, geo.OW)}, but its components must be at least one.")
+    out = Unfold.apply(x, geo)
+    return mv.squeeze(out, 0) if unbatched else out
+
+
+@tensor_args("input")
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """(N, C*kh*kw, L) -> (N, C, H, W) with (H, W) = output_size: unfold's columns summed back onto the
+    image (overlaps add up), as torch.nn.functional.fold; unbatched (C*kh*kw, L) -> (C, H, W)."""
+    shape = input._data.shape
+    if input._data.ndim not in (2, 3) or 0 in shape[-2:]:
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+                           f"non-zero dimensions for input, but got: {list(shape)}")
+    _check_float("fold", input=input)
+    x, unbatched = (mv.unsqueeze(input, 0), True) if input._data.ndim == 2 else (input, False)
+    N, rows, L = x._data.shape
+    k, d, p, s = _window_args(kernel_size, dilation, padding, stride)
+    if rows % (k[0] * k[1]):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+                           f"but got input.size(1)={rows} and kernel_size={k}.")
+    size = _ntuple(output_size, 2, "output_size", "fold")
+    geo = _ConvGeom((N, rows // (k[0] * k[1])) + size, (1, rows // (k[0] * k[1])) + k, s,
+                    tuple((v, v) for v in p), d, 1, x._device)
+    if geo.OH * geo.OW != L or geo.OH < 1 or geo.OW < 1:
+        raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
+                           f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
+                           f"{geo.OH} * {geo.OW} = {geo.OH * geo.OW}, but got input.size(2)={L}.")
+    out = Fold.apply(x, geo)
+    return mv.squeeze(out, 0) if unbatched else out
+
+
+def _window_args(kernel_size, dilation, padding, stride) -> tuple:
+    """unfold's and fold's sizes as pairs, checked as PyTorch checks them."""
+    k, d, p, s = (_ntuple(v, 2, name, "unfold") for v, name in
+                  ((kernel_size, "kernel_size"), (dilation, "dilation"), (padding, "padding"), (stride, "stride")))
+    for pair, what, short, low in ((k, "kernel size", "kernel", 1), (s, "stride", "stride", 1),
+                                   (d, "dilation", "dilation", 1), (p, "padding", "pad", 0)):
+        if min(pair) < low:
+            words = "should be greater than zero" if low else "should be non-negative"
+            raise RuntimeError(f"{what} {words}, but got {short}_height: {pair[0]} {short}_width: {pair[1]}")
+    return k, d, p, s
+
 
 class MaxPool(Op):
     """The max over each window (padding counts as -inf); with want_indices also PyTorch's indices,
@@ -406,7 +497,8 @@ class AvgPoolInputGrad(Op):
         buf = _scratch(ctx.device, "pool_pad", (geo.P, geo.Hp, geo.Wp), d.dtype, zero=True)
         for _, slab in geo.slabs(buf):
             slab += share
-        return xp.ascontiguousarray(buf[:, geo.ph:geo.ph + geo.H, geo.pw:geo.pw + geo.W]).reshape(geo.x_shape)
+        # copy(), not ascontiguousarray: padded rows only, one plane, is a contiguous slice of the workspace
+        return buf[:, geo.ph:geo.ph + geo.H, geo.pw:geo.pw + geo.W].copy().reshape(geo.x_shape)
 
     @staticmethod
     def backward(ctx, gg):
