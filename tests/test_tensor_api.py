@@ -222,3 +222,15 @@ def test_torch_level_matrix_functions_match_pytorch():
     with pytest.raises(tl.linalg.LinAlgError):
         tl.linalg.inv(tl.zeros(2, 2))
     assert issubclass(tl.linalg.LinAlgError, RuntimeError) and issubclass(torch.linalg.LinAlgError, RuntimeError)
+
+
+def test_memory_layout_in_elements_matches_pytorch(torch):
+    """stride, storage_offset and data_ptr describe where a view's elements sit in its base's memory."""
+    for lib in (tl, torch):
+        x = lib.arange(12.0).reshape(3, 4)
+        v = x.t()[1:, ::2]
+        got = (x.stride(), x.t().stride(), x.stride(-1), v.stride(), v.storage_offset(), x[1].storage_offset(),
+               x.expand(2, 3, 4).stride(), x.nbytes, x.itemsize, x[1:].data_ptr() - x.data_ptr())
+        if lib is tl:
+            ours = got
+    assert ours == got == ((4, 1), (1, 4), 1, (1, 8), 1, 4, (0, 4, 1), 48, 4, 16)

@@ -7,7 +7,7 @@
 """
 from . import autograd, dtypes, ops
 from .tensor import Tensor  # first: the tensor() factory below must replace the submodule attribute
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.tensor_base import Size
 from .backends import Device as device
 from .creation import (arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, normal,
@@ -19,13 +19,14 @@ from .ops.elementwise import (abs, add, allclose, ceil, clamp, cos, div, eq, equ
                               pow, relu, remainder, round, rsqrt, sigmoid, sign, sin, sqrt, sub, tanh, trunc)
 from .ops.indexing import gather
 from .ops.linalg import matmul
-from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, permute, reshape, split, squeeze, stack, t,
+from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, meshgrid, permute, reshape, split, squeeze, stack, t,
                            transpose, unsqueeze)
 from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, norm, prod, std, sum,
                          var)
-from .random import initial_seed, manual_seed, seed
+from .random import Generator, initial_seed, manual_seed, seed
 # ---- the ops of a first deep-learning course (the ops branch): math, scans, sorting, indexing, products, linalg
-from .creation import get_default_device, rand_like, randint_like, randn_like, set_default_device
+from .creation import (bernoulli, get_default_device, multinomial, rand_like, randint_like, randn_like,
+                       set_default_device)
 from .ops.activation import erf
 from .ops.decompositions import det, logdet, matrix_power, slogdet
 from .ops.decompositions import inv as inverse, pinv as pinverse

@@ -297,27 +297,34 @@ def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: boo
 
 # ---------------------------------------------------------------- random
 
-def _gen(device):
-    return _random.generator(device)
+def _gen(device, generator=None):
+    """The stream to draw from: the device's (tinygrad_lab's global seed), or `generator`'s (host only,
+    as a CPU torch.Generator is; see tinygrad_lab.random)."""
+    if generator is None:
+        return _random.generator(device)
+    if device.type != "cpu":
+        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found 'cpu'")
+    return _random.numpy_generator(generator)
 
 
-def rand(*size, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """Uniform samples in [0, 1)."""
     dev = resolve_device(device)
     dt = _float_dtype(dtype)
-    arr = _gen(dev).random(size_args(size, "rand"), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
+    arr = _gen(dev, generator).random(size_args(size, "rand"), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """Standard normal samples."""
     dev = resolve_device(device)
     dt = _float_dtype(dtype)
-    arr = _gen(dev).standard_normal(size_args(size, "randn"), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
+    arr = _gen(dev, generator).standard_normal(size_args(size, "randn"), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad: bool = False) -> TensorBase:
     """Integers in [low, high): randint(high, size) or randint(low, high, size)."""
     if size is None:
         if high is None or isinstance(high, numbers.Integral):
@@ -329,19 +336,20 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: b
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dev = resolve_device(device)
     dt = np.dtype(np.int64) if dtype is None else dtypes.as_dtype(dtype).np
-    arr = _gen(dev).integers(low, high, size=size_args((size,), "randint"), dtype=np.int64).astype(dt, copy=False)
+    arr = _gen(dev, generator).integers(low, high, size=size_args((size,), "randint"), dtype=np.int64).astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 
-def randperm(n: int, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+def randperm(n: int, *, generator=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
     """A random permutation of 0..n-1."""
     n = shapes.size(n, "n", "randperm")
     dev = resolve_device(device)
     dt = np.dtype(np.int64) if dtype is None else dtypes.as_dtype(dtype).np
-    return _finish(_gen(dev).permutation(n).astype(dt), dev, requires_grad)
+    return _finish(_gen(dev, generator).permutation(n).astype(dt), dev, requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad: bool = False) -> TensorBase:
     """Normal samples: scalar mean/std with a size, or tensor mean and/or std (broadcast)."""
     if isinstance(mean, TensorBase) or isinstance(std, TensorBase):
         ref = mean if isinstance(mean, TensorBase) else std
@@ -355,17 +363,62 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
         dev, dt, shape, m, s = resolve_device(device), _float_dtype(dtype), size_args((size,), "normal"), mean, std
     if (np.asarray(s) < 0).any() if not hasattr(s, "device") else bool((s < 0).any()):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {s}")
-    arr = (m + s * _gen(dev).standard_normal(shape)).astype(dt)
+    arr = (m + s * _gen(dev, generator).standard_normal(shape)).astype(dt)
     return _finish(arr, dev, requires_grad)
 
 
-def normal_(x, mean: float = 0.0, std: float = 1.0):
+def normal_(x, mean: float = 0.0, std: float = 1.0, *, generator=None):
     """Fill x in place with normal samples (use under no_grad for parameters)."""
     return _inplace.inplace(x, "normal_", lambda t: make(
-        (mean + std * _gen(t._device).standard_normal(t._data.shape)).astype(t._data.dtype), t._device))
+        (mean + std * _gen(t._device, generator).standard_normal(t._data.shape)).astype(t._data.dtype), t._device))
 
 
-def uniform_(x, a: float = 0.0, b: float = 1.0):
+def uniform_(x, a: float = 0.0, b: float = 1.0, *, generator=None):
     """Fill x in place with uniform samples in [a, b)."""
     return _inplace.inplace(x, "uniform_", lambda t: make(
-        (a + (b - a) * _gen(t._device).random(t._data.shape)).astype(t._data.dtype), t._device))
+        (a + (b - a) * _gen(t._device, generator).random(t._data.shape)).astype(t._data.dtype), t._device))
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0 or 1 in input's dtype, 1 with probability input (each element; or `p`, a number, for all), as
+    torch.bernoulli; no gradient. Probabilities outside [0, 1] are refused."""
+    probs = input._data if p is None else p
+    xp = input._device.backend.xp
+    if bool(xp.any((probs < 0) | (probs > 1) | (probs != probs))):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    draws = _gen(input._device, generator).random(input._data.shape)
+    return make((draws < probs).astype(input._data.dtype), input._device)
+
+
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None):
+    """Indices drawn from the categories of each row of input (1-d or 2-d non-negative weights, not
+    necessarily summing to 1), as torch.multinomial: int64 (num_samples,) or (rows, num_samples).
+    With replacement each draw is the first category whose cumulative weight exceeds u·total
+    (u uniform); without, each row's num_samples largest keys log(u) / weight (Efraimidis and
+    Spirakis: the same law as drawing one at a time and removing what was drawn). Once the categories
+    with weight are used up, those without follow in index order (PyTorch's order there is its own)."""
+    w = input._data
+    if w.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype}")
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim (got shape {list(w.shape)})")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > w.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    xp = input._device.backend.xp
+    rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
+    if bool(xp.any(~xp.isfinite(rows) | (rows < 0))):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if bool(xp.any(rows.sum(axis=1) <= 0)):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    u = _gen(input._device, generator).random((rows.shape[0], num_samples if replacement else rows.shape[1]))
+    if replacement:
+        cumulative = xp.cumsum(rows, axis=1)
+        picked = xp.stack([xp.searchsorted(c, r * c[-1], side="right") for c, r in zip(cumulative, u)])
+        picked = xp.minimum(picked, rows.shape[1] - 1)  # u * total rounded up to the total
+    else:
+        with np.errstate(divide="ignore"):
+            keys = xp.log(u) / rows  # weight 0: -inf, never among the largest
+        picked = xp.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    return make(picked.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)), input._device)

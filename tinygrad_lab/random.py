@@ -1,10 +1,32 @@
-"""Seeded random numbers: one generator per device, all reseeded by `manual_seed`.
+"""Seeded random numbers: one generator per device, all reseeded by `manual_seed`, and
+`Generator` objects that keep streams of their own.
 
 Like PyTorch, the default seed is fixed, so a fresh process draws the same
 numbers every run. The streams are NumPy's (PCG64) on the CPU, not PyTorch's:
 seeds give reproducible but different numbers than PyTorch.
+
+Where a `generator=` argument is taken (the random factories, the samplers,
+random_split), it may be:
+
+- ``None`` (default): the device's stream, from tinygrad_lab's global seed, so
+  ``tl.manual_seed(s)`` makes the whole run, shuffled epochs included, repeat;
+- a ``tinygrad_lab.Generator`` (``Generator().manual_seed(0)``), which keeps its
+  own stream, so shuffling does not disturb weight initialisation;
+- a ``numpy.random.Generator``: used directly;
+- any other object with ``manual_seed`` and ``initial_seed`` (e.g. a
+  ``torch.Generator``): a NumPy stream seeded from its ``initial_seed()``; the
+  stream restarts whenever that seed changes. Objects that expose a NumPy
+  Generator as ``.numpy_generator`` are used through it.
 """
 from __future__ import annotations
+
+import numbers
+import secrets
+import weakref
+
+import numpy as np
+
+from .backends import CPU
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed
 _seed = [_DEFAULT_SEED]
@@ -35,7 +57,6 @@ def manual_seed_device_type(device_type: str, seed: int) -> None:
 
 def seed() -> int:
     """Reseed from OS entropy (non-deterministic) and return the new seed."""
-    import secrets
     s = secrets.randbits(63)
     manual_seed(s)
     return s
@@ -53,3 +74,78 @@ def generator(device):
         seed = _type_seeds.get(device.type, _seed[0])
         gen = _generators[device] = device.backend.generator(seed, device.index or 0)
     return gen
+
+
+class Generator:
+    """A seeded stream of random numbers of its own, as `torch.Generator`: ``g = Generator().manual_seed(0)``,
+    then ``generator=g`` to the random factories (rand, randn, randint, randperm, normal, multinomial,
+    bernoulli, the in-place fills), the samplers and random_split. Host (NumPy PCG64) only."""
+
+    def __init__(self, device="cpu") -> None:
+        if str(device) != "cpu":
+            raise RuntimeError(f"Generator(device={str(device)!r}): a Generator draws on the host; only 'cpu' is supported")
+        self.device = CPU
+        self.manual_seed(_DEFAULT_SEED)  # a fresh torch.Generator starts from the same default seed
+
+    def manual_seed(self, seed: int) -> "Generator":
+        """Reseed (restart) the stream; returns self so `Generator().manual_seed(0)` chains."""
+        if not isinstance(seed, numbers.Integral) or isinstance(seed, bool):
+            raise TypeError(f"manual_seed expected an int seed, got {type(seed).__name__}")
+        seed = int(seed)
+        if seed < 0:
+            raise RuntimeError(f"manual_seed expected a non-negative seed, got {seed}")
+        self._seed = seed
+        self._rng = np.random.Generator(np.random.PCG64(seed))
+        return self
+
+    def seed(self) -> int:
+        """Reseed from OS entropy (non-deterministic) and return the new seed."""
+        s = secrets.randbits(63)
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def get_state(self) -> dict:
+        """A snapshot of the stream (NumPy's bit-generator state dict) for `set_state`."""
+        return self._rng.bit_generator.state
+
+    def set_state(self, state: dict) -> "Generator":
+        self._rng.bit_generator.state = state
+        return self
+
+    @property
+    def numpy_generator(self) -> np.random.Generator:
+        """The NumPy Generator that draws the numbers."""
+        return self._rng
+
+    def __repr__(self) -> str:
+        return f"<tinygrad_lab.Generator seed={self._seed}>"
+
+
+# foreign generators (e.g. torch.Generator) -> (seed it was seen with, our NumPy stream)
+_foreign: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def numpy_generator(source=None) -> np.random.Generator:
+    """The NumPy Generator to draw from for `generator=source` (see the module docstring)."""
+    if source is None:
+        return generator(CPU)  # looked up each time: manual_seed replaces it
+    if isinstance(source, np.random.Generator):
+        return source
+    rng = getattr(source, "numpy_generator", None)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if callable(getattr(source, "manual_seed", None)) and callable(getattr(source, "initial_seed", None)):
+        seed = int(source.initial_seed())
+        try:
+            entry = _foreign.get(source)
+        except TypeError:  # not weak-referenceable: a fresh stream each time (still seeded)
+            return np.random.Generator(np.random.PCG64(seed))
+        if entry is None or entry[0] != seed:
+            entry = (seed, np.random.Generator(np.random.PCG64(seed)))
+            _foreign[source] = entry
+        return entry[1]
+    raise TypeError(f"generator must be None, a tinygrad_lab.Generator, a numpy.random.Generator or an "
+                    f"object with manual_seed()/initial_seed(), got {type(source).__name__}")

@@ -65,6 +65,12 @@ _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int6
 _TYPES_BY_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 
 
+def _address(arr) -> int:
+    """The address of arr's first element, from the array interface (CuPy's: the device pointer)."""
+    interface = getattr(arr, "__cuda_array_interface__", None) or arr.__array_interface__
+    return interface["data"][0]
+
+
 def _tensor_type_name(t) -> str:
     cuda = "cuda." if t._device.type == "cuda" else ""
     return f"tinygrad_lab.{cuda}{_TYPE_NAMES[t.dtype.name]}Tensor"
@@ -112,6 +118,7 @@ class Tensor(TensorBase):
     T = property(mv.T)
     mT = property(mv.mT)
     itemsize = property(lambda self: self._data.itemsize)
+    nbytes = property(lambda self: int(self._data.nbytes))
     is_cuda = property(lambda self: self._device.type == "cuda")
 
     def size(self, dim: int | None = None):
@@ -130,6 +137,22 @@ class Tensor(TensorBase):
 
     def element_size(self) -> int:
         return self._data.itemsize
+
+    # ---- the memory layout (what .view() and .contiguous() are about), counted in elements
+    def stride(self, dim: int | None = None):
+        """Elements to step over to move by one along each dim (of dim `dim`): (3, 1) for a (2, 3)
+        tensor, (1, 3) for its transpose, 0 along a broadcast dim."""
+        steps = tuple(s // self._data.itemsize for s in self._data.strides)
+        return steps if dim is None else steps[shapes.normalize_dim(dim, self._data.ndim, "stride")]
+
+    def storage_offset(self) -> int:
+        """Where this tensor's first element sits in the memory it shares with its base, in elements."""
+        base = self._base._data if self._base is not None else self._data
+        return (self.data_ptr() - _address(base)) // self._data.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first element (two views of one tensor compare by it)."""
+        return _address(self._data)
 
     @property
     def data(self) -> "Tensor":
@@ -465,6 +488,12 @@ class Tensor(TensorBase):
     def copy_(self, src): return ip.inplace(self, "copy_", transfer.copy_from, src)  # noqa: E704
     normal_ = creation.normal_
     uniform_ = creation.uniform_
+    bernoulli, multinomial = creation.bernoulli, creation.multinomial
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        """Fill in place with 0 or 1, 1 with probability p (a number, or probabilities that broadcast)."""
+        probs = p._data if isinstance(p, TensorBase) else p
+        return ip.inplace(self, "bernoulli_", lambda t: creation.bernoulli(t, probs, generator=generator))
 
     # ------------------------------------------------------------ the ops of a first course (ops/pointwise, special,
     # scan, sorting, scatter, diagonal, decompositions, linalg's products), and the names real programs use

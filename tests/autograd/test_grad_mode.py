@@ -253,3 +253,27 @@ def test_in_place_update_under_no_grad_keeps_leaf():
         w -= 0.5
     assert w.is_leaf and w.requires_grad and w.grad_fn is None
     assert_close(w, np.array(X) - 0.5)
+
+
+def test_inference_mode_is_no_grad_and_false_changes_nothing(torch):
+    x = leaf(X)
+    with tl.inference_mode():
+        assert tl.is_grad_enabled() is False
+        _assert_not_recorded(x * 2.0)
+    with tl.no_grad(), tl.inference_mode(False):  # PyTorch's inference_mode(False) leaves grad mode alone
+        assert tl.is_grad_enabled() is False
+    with tl.inference_mode(False):
+        assert (x * 2.0).requires_grad
+
+    @tl.inference_mode
+    def bare():
+        return tl.is_grad_enabled()
+
+    @tl.inference_mode()
+    def called():
+        return tl.is_grad_enabled()
+
+    assert bare() is False and called() is False and tl.is_grad_enabled()
+    assert bare.__name__ == "bare"
+    with torch.inference_mode():
+        assert torch.is_grad_enabled() is False  # the oracle agrees on the grad mode inside

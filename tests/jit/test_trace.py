@@ -284,20 +284,23 @@ def test_shapes_and_constants_do_not_warn():
 
 
 def test_methods_are_restored_after_tracing():
-    before = (tl.Tensor.__bool__, tl.Tensor.item, tl.random.generator)
+    before = (tl.Tensor.__bool__, tl.Tensor.item, tl.random.generator, tl.random.numpy_generator)
 
     def boom(x):
         raise ValueError("inside the traced function")
 
     with pytest.raises(ValueError):
         jit.trace(boom, tl.ones(2))
-    assert (tl.Tensor.__bool__, tl.Tensor.item, tl.random.generator) == before
+    assert (tl.Tensor.__bool__, tl.Tensor.item, tl.random.generator, tl.random.numpy_generator) == before
 
 
 def test_dropout_in_training_mode_warns():
     model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
     with pytest.warns(jit.TracerWarning, match="random numbers were drawn"):
         jit.trace(model, tl.ones(2, 3))
+    g = tl.Generator().manual_seed(0)
+    with pytest.warns(jit.TracerWarning, match="random numbers were drawn"):  # a Generator of one's own, too
+        jit.trace(lambda x: x + tl.rand(3, generator=g), tl.ones(3))
     model.eval()
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -238,3 +238,26 @@ def test_pad_by_hand():
     out = TL.pad(tl.tensor([[1.0, 2.0]]), (1, 0, 0, 1), value=9.0)
     assert out.tolist() == [[9.0, 1.0, 2.0], [9.0, 9.0, 9.0]]
     np.testing.assert_array_equal(out.numpy().shape, (2, 3))
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_matches_pytorch(torch, indexing):
+    def run(m):
+        a, b, c = m.tensor([1.0, 2.0, 3.0], requires_grad=True), m.tensor([4.0, 5.0], requires_grad=True), m.tensor(7.0)
+        grids = m.meshgrid(a, b, c, indexing=indexing)
+        sum((g * (k + 1.0)).sum() for k, g in enumerate(grids)).backward()
+        return [g.detach().numpy() for g in grids] + [a.grad.numpy(), b.grad.numpy()]
+    for ours, theirs in zip(run(tl), run(torch)):
+        np.testing.assert_array_equal(ours, theirs)
+    X, Y = tl.meshgrid([tl.arange(3), tl.arange(2)], indexing="xy")  # one list, as for plotting: (rows, columns)
+    assert X.shape == Y.shape == (2, 3) and X[1].tolist() == [0, 1, 2] and Y[:, 0].tolist() == [0, 1]
+
+
+def test_meshgrid_warns_and_refuses_as_pytorch(torch):
+    for lib in (tl, torch):
+        with pytest.warns(UserWarning, match="indexing argument"):
+            lib.meshgrid(lib.ones(2), lib.ones(3))
+        with pytest.raises(RuntimeError, match="indexing must be one of"):
+            lib.meshgrid(lib.ones(2), indexing="yx")
+        with pytest.raises(RuntimeError, match="Expected 0D or 1D tensor"):
+            lib.meshgrid(lib.ones(2, 2), indexing="ij")

@@ -132,3 +132,32 @@ class set_grad_enabled(_GradMode):
     def __call__(self, fn):
         state.enabled = self._prev  # used as a decorator: only the decorated function changes mode
         return super().__call__(fn)
+
+
+class inference_mode(_GradMode):
+    """For inference, as torch.inference_mode: inside, ops record nothing (no_grad);
+    inference_mode(False) changes nothing. A context manager and a decorator, with or without
+    parentheses. Deviation: PyTorch also marks the tensors made inside as inference tensors, which
+    autograd later refuses; here they are ordinary tensors made without a graph."""
+
+    _mode = False
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):  # @inference_mode, without parentheses
+            self.on = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode: bool = True):
+        self.on = bool(mode)
+
+    def __enter__(self):
+        return super().__enter__() if self.on else self
+
+    def __exit__(self, *exc) -> None:
+        if self.on:
+            super().__exit__(*exc)
+
+    def __call__(self, fn):
+        return super().__call__(fn) if self.on else fn

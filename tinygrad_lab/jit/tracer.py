@@ -240,13 +240,13 @@ def _warn_conversion(recorder: _Recorder, method: str, original: Callable) -> Ca
 
 def _warn_random(original: Callable) -> Callable:
     @functools.wraps(original)
-    def generator(device):
+    def drawing(*args):
         warnings.warn("jit.trace: random numbers were drawn while tracing (dropout in training mode, rand/randn): "
                       "they are frozen into the trace as constants and every replay reuses them. Trace the model in "
                       "eval() mode, or pass random tensors as inputs.", TracerWarning, stacklevel=3)
-        return original(device)
+        return original(*args)
 
-    return generator
+    return drawing
 
 
 def record(fn: Callable, example_inputs: tuple, name: str) -> Trace:
@@ -258,15 +258,17 @@ def record(fn: Callable, example_inputs: tuple, name: str) -> Trace:
     recorder = _Recorder(owner if isinstance(owner, Module) else None)
     inputs = [recorder.add_input(t, i) for i, t in enumerate(example_inputs)]
     patched = {m: getattr(Tensor, m) for m in _CONVERSIONS}
-    generator = _random.generator
+    streams = {name: getattr(_random, name) for name in ("generator", "numpy_generator")}  # global, and generator=
     try:
         for m, original in patched.items():
             setattr(Tensor, m, _warn_conversion(recorder, m, original))
-        _random.generator = _warn_random(generator)
+        for name, original in streams.items():
+            setattr(_random, name, _warn_random(original))
         with events.subscribe(recorder):
             result = fn(*example_inputs)
     finally:  # the class and the module are shared: always restore them
         for m, original in patched.items():
             setattr(Tensor, m, original)
-        _random.generator = generator
+        for name, original in streams.items():
+            setattr(_random, name, original)
     return recorder.finish(result, inputs, name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from .._warn import warn
 from ..autograd.tensor_base import TensorBase
 from .broadcast import Expand, broadcast_to, expand, sum_to  # noqa: F401 (expand and broadcast_to are movement ops too)
 from .indexing import getitem
@@ -271,6 +272,34 @@ def stack(tensors, dim: int = 0):
                                f"{list(t._data.shape)} at entry {i}")
     d = normalize_dim(dim, len(first) + 1, "stack")
     return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    """Coordinate grids from n 1-d tensors (or one list of them), as torch.meshgrid: each output has
+    shape (len(t0), ..., len(tn-1)) and output k holds tensor k's values along dim k ('ij', the
+    default). With indexing='xy' the first two dims are swapped, NumPy's and plotting's order: shape
+    (len(t1), len(t0), ...). Each grid is a broadcast view (gradients add up along the copies)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    tensors = tensor_list(tensors, "meshgrid")
+    if indexing is None:
+        warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    for t in tensors:
+        if t._data.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+                               f"{list(t._data.shape)}")
+    swap = indexing == "xy" and len(tensors) > 1
+    order = [1, 0] + list(range(2, len(tensors))) if swap else list(range(len(tensors)))
+    sizes = tuple(tensors[k]._data.size for k in order)
+    grids = []
+    for dim, k in enumerate(order):
+        shape = [1] * len(order)
+        shape[dim] = -1
+        grids.append(expand(reshape(tensors[k], *shape), sizes))
+    return tuple(grids[order.index(k)] for k in range(len(tensors)))
 
 
 class Split(Op):

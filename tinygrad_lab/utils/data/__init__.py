@@ -9,10 +9,10 @@ Randomness (shuffle, RandomSampler, random_split) comes from `generator=` when
 given, else from tinygrad_lab's global seed (`tl.manual_seed`). With `num_workers=N`,
 N worker processes make the batches (the same batches, in the same order).
 """
+from ...random import Generator
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
-from .generator import Generator
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler
 from .worker import WorkerInfo, get_worker_info
 

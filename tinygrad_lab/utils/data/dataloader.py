@@ -25,9 +25,9 @@ import numpy as np
 from ... import multiprocessing as _mp  # noqa: F401  (tensors cross processes as shared memory)
 from ... import seams
 from ...autograd.tensor_base import TensorBase
+from ...random import numpy_generator
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset, Subset, TensorDataset
-from .generator import numpy_generator
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 from .worker import POLL_SECONDS, ExceptionWrapper, IterationEnd, Resume, worker_loop
 
@@ -98,8 +98,8 @@ class DataLoader:
 
     - `shuffle=True`: a new random order each epoch from `generator`; without one it
       draws from tinygrad_lab's global seed, so `tl.manual_seed(s)` replays every epoch.
-      `generator` may be a `tinygrad_lab.utils.data.Generator`, a `numpy.random.Generator`
-      or any object with `manual_seed`/`initial_seed` (see `generator.py`).
+      `generator` may be a `tinygrad_lab.Generator`, a `numpy.random.Generator`
+      or any object with `manual_seed`/`initial_seed` (see `tinygrad_lab.random`).
     - `sampler` / `batch_sampler` replace the index order / the batching.
     - `batch_size=None` turns batching off (each sample goes through `default_convert`).
     - `len(loader)` is the number of batches (for an IterableDataset, from its `__len__`).

@@ -12,7 +12,7 @@ from itertools import accumulate
 import numpy as np
 
 from ...autograd.tensor_base import TensorBase
-from .generator import numpy_generator
+from ...random import numpy_generator
 
 
 class Dataset:
@@ -128,7 +128,7 @@ def random_split(dataset: Dataset, lengths: Sequence, generator=None) -> list:
 
     `lengths` are ints summing to len(dataset), or fractions summing to 1: each
     split gets floor(n * fraction) and the remainder goes round-robin from the
-    first split (PyTorch's rule). `generator`: see `tinygrad_lab.utils.data.generator`
+    first split (PyTorch's rule). `generator`: see `tinygrad_lab.random`
     (None draws from tinygrad_lab's global seed)."""
     n = len(dataset)
     lengths = list(lengths)

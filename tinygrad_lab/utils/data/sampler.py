@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ...autograd.tensor_base import TensorBase
-from .generator import numpy_generator
+from ...random import numpy_generator
 
 
 class Sampler:
