@@ -258,17 +258,17 @@ def record(fn: Callable, example_inputs: tuple, name: str) -> Trace:
     recorder = _Recorder(owner if isinstance(owner, Module) else None)
     inputs = [recorder.add_input(t, i) for i, t in enumerate(example_inputs)]
     patched = {m: getattr(Tensor, m) for m in _CONVERSIONS}
-    streams = {name: getattr(_random, name) for name in ("generator", "numpy_generator")}  # global, and generator=
+    streams = {attr: getattr(_random, attr) for attr in ("generator", "numpy_generator")}  # global, and generator=
     try:
         for m, original in patched.items():
             setattr(Tensor, m, _warn_conversion(recorder, m, original))
-        for name, original in streams.items():
-            setattr(_random, name, _warn_random(original))
+        for attr, original in streams.items():
+            setattr(_random, attr, _warn_random(original))
         with events.subscribe(recorder):
             result = fn(*example_inputs)
     finally:  # the class and the module are shared: always restore them
         for m, original in patched.items():
             setattr(Tensor, m, original)
-        for name, original in streams.items():
-            setattr(_random, name, original)
+        for attr, original in streams.items():
+            setattr(_random, attr, original)
     return recorder.finish(result, inputs, name)
