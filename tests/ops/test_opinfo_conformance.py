@@ -166,6 +166,7 @@ SKIP = {
 
 # Ops whose values are random or uninitialised: only dtype and shape are compared.
 RANDOM = {"normal", "randn", "randn_like", "rand", "rand_like", "randint", "randint_like", "empty", "empty_like",
+          "multinomial",
           "new_empty", "empty_strided", "new_empty_strided", "bernoulli", "nn.functional.dropout", "uniform",
           "nn.functional.dropout2d", "nn.functional.dropout3d", "nn.functional.alpha_dropout",
           "nn.functional.feature_alpha_dropout"}

@@ -228,7 +228,7 @@ class Unfold(Op):
     def forward(ctx, x, geo):
         ctx.geo = geo
         cols = im2col(x._data, geo)  # (C, kh, kw, OH, OW, N), in the workspace: copied out (always: copy())
-        return cols.transpose(5, 0, 1, 2, 3, 4).copy().reshape(geo.N, -1, geo.OH * geo.OW)
+        return cols.transpose(5, 0, 1, 2, 3, 4).copy().reshape(geo.N, geo.C * geo.kh * geo.kw, geo.OH * geo.OW)
 
     @staticmethod
     def backward(ctx, g):
