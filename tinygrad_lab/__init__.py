@@ -19,8 +19,8 @@ from .ops.elementwise import (abs, add, allclose, ceil, clamp, cos, div, eq, equ
                               pow, relu, remainder, round, rsqrt, sigmoid, sign, sin, sqrt, sub, tanh, trunc)
 from .ops.indexing import gather
 from .ops.linalg import matmul
-from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, meshgrid, permute, reshape, split, squeeze, stack, t,
-                           transpose, unsqueeze)
+from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, meshgrid, permute, reshape, split, squeeze,
+                           stack, t, transpose, unsqueeze)
 from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, norm, prod, std, sum,
                          var)
 from .random import Generator, initial_seed, manual_seed, seed

@@ -311,7 +311,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad: bool = F
     """Uniform samples in [0, 1)."""
     dev = resolve_device(device)
     dt = _float_dtype(dtype)
-    arr = _gen(dev, generator).random(size_args(size, "rand"), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
+    arr = _gen(dev, generator).random(size_args(size, "rand"), dtype=np.float64 if dt == np.float16 else dt)
+    arr = arr.astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 
@@ -319,7 +320,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad: bool = 
     """Standard normal samples."""
     dev = resolve_device(device)
     dt = _float_dtype(dtype)
-    arr = _gen(dev, generator).standard_normal(size_args(size, "randn"), dtype=np.float64 if dt == np.float16 else dt).astype(dt, copy=False)
+    arr = _gen(dev, generator).standard_normal(size_args(size, "randn"), dtype=np.float64 if dt == np.float16 else dt)
+    arr = arr.astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 
@@ -336,7 +338,8 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     dev = resolve_device(device)
     dt = np.dtype(np.int64) if dtype is None else dtypes.as_dtype(dtype).np
-    arr = _gen(dev, generator).integers(low, high, size=size_args((size,), "randint"), dtype=np.int64).astype(dt, copy=False)
+    arr = _gen(dev, generator).integers(low, high, size=size_args((size,), "randint"), dtype=np.int64)
+    arr = arr.astype(dt, copy=False)
     return _finish(arr, dev, requires_grad)
 
 

@@ -83,7 +83,8 @@ class Generator:
 
     def __init__(self, device="cpu") -> None:
         if str(device) != "cpu":
-            raise RuntimeError(f"Generator(device={str(device)!r}): a Generator draws on the host; only 'cpu' is supported")
+            raise RuntimeError(f"Generator(device={str(device)!r}): a Generator draws on the host; only 'cpu' is "
+                               f"supported")
         self.device = CPU
         self.manual_seed(_DEFAULT_SEED)  # a fresh torch.Generator starts from the same default seed
 

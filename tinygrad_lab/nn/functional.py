@@ -1363,7 +1363,8 @@ def _antialiased(x, outs: tuple, scales: tuple, mode: str, align_corners: bool):
             scale = _scale(n_in, n_out, scales[dim - 2])
         w = _filter_weights(n_in, n_out, scale, mode).astype(x._data.dtype)
         w = make(x._device.backend.xp.asarray(w if dim == 2 else w.T.copy()), x._device)
-        x = la.matmul(w, x) if dim == 2 else la.matmul(x, w)  # (n_out, n_in) @ (..., n_in, W); (..., n_in) @ (n_in, n_out)
+        # (n_out, n_in) @ (..., n_in, W) for the height; (..., n_in) @ (n_in, n_out) for the width
+        x = la.matmul(w, x) if dim == 2 else la.matmul(x, w)
     return x
 
 
