@@ -1,5 +1,7 @@
 """Run by tests/distributed/test_mpi.py as a 2-rank MPI job: each rank checks the collectives and
 DistributedDataParallel against values it can compute alone, and prints 'rank R of N: ok'."""
+import sys
+
 import numpy as np
 
 import tinygrad_lab as tl
@@ -66,4 +68,5 @@ for p, r in zip(model.parameters(), local.parameters()):
 
 dist.destroy_process_group()
 assert not dist.is_initialized()
-print(f"rank {rank} of {size}: ok", flush=True)
+sys.stdout.write(f"rank {rank} of {size}: ok\n")  # one write: print's text and newline could interleave
+sys.stdout.flush()
