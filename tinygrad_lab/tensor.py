@@ -563,12 +563,11 @@ class Tensor(TensorBase):
         return object.__format__(self, spec)
 
     # in place
-    sin_, cos_, tan_, sqrt_, log_, log1p_, tanh_, exp_ = (_inplace_ufunc(f"{n}_", f, n) for n, f in (
-        ("sin", ew.sin), ("cos", ew.cos), ("tan", pw.tan), ("sqrt", ew.sqrt), ("log", ew.log), ("log1p", ew.log1p),
-        ("tanh", ew.tanh), ("exp", ew.exp)))
-    abs_, neg_, floor_, ceil_, trunc_, sign_, square_ = (_inplace_ufunc(f"{n}_", f, u) for n, f, u in (
-        ("abs", ew.abs, "abs"), ("neg", ew.neg, "negative"), ("floor", ew.floor, "floor"), ("ceil", ew.ceil, "ceil"),
-        ("trunc", ew.trunc, "trunc"), ("sign", ew.sign, "sign"), ("square", pw.square, "square")))
+    sin_, cos_, tan_, sqrt_, log_, log1p_, tanh_, exp_, abs_, neg_, floor_, ceil_, trunc_, sign_, square_ = (
+        _inplace_ufunc(f"{n}_", f, {"neg": "negative"}.get(n, n)) for n, f in (  # the ufunc of the op's name
+            ("sin", ew.sin), ("cos", ew.cos), ("tan", pw.tan), ("sqrt", ew.sqrt), ("log", ew.log), ("log1p", ew.log1p),
+            ("tanh", ew.tanh), ("exp", ew.exp), ("abs", ew.abs), ("neg", ew.neg), ("floor", ew.floor),
+            ("ceil", ew.ceil), ("trunc", ew.trunc), ("sign", ew.sign), ("square", pw.square)))
     sigmoid_, round_ = _inplace("sigmoid_", ew.sigmoid), _inplace("round_", ew.round)  # round_(decimals=...)
     clamp_min_, clamp_max_, lerp_, nan_to_num_, fmod_, remainder_ = (_inplace(f"{n}_", f) for n, f in (
         ("clamp_min", pw.clamp_min), ("clamp_max", pw.clamp_max), ("lerp", pw.lerp), ("nan_to_num", pw.nan_to_num),
@@ -579,6 +578,7 @@ class Tensor(TensorBase):
 
     def addcdiv_(self, tensor1, tensor2, *, value=1):
         return ip.addc_(self, "addcdiv_", pw.addcdiv, pw.quotient, tensor1, tensor2, value)
+
     tril_, triu_, index_add_, index_copy_, index_fill_, scatter_, scatter_add_, scatter_reduce_ = (
         _inplace(f"{n}_", f) for n, f in (
             ("tril", dg.tril), ("triu", dg.triu), ("index_add", sct.index_add), ("index_copy", sct.index_copy),

@@ -1331,16 +1331,9 @@ def _cubic_along(x, dim: int, n_in: int, n_out: int, scale, align_corners: bool)
     src = _source_positions(n_in, n_out, scale, align_corners, dt, clamp=False)
     i0 = np.floor(src).astype(np.int64)
     t = src - i0.astype(dt)
-    a, one, two = dt.type(-0.75), dt.type(1), dt.type(2)
-
-    def near(s):  # |s| <= 1
-        return ((a + 2) * s - (a + 3)) * s * s + one
-
-    def far(s):  # 1 < |s| < 2
-        return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
-
+    a = dt.type(-0.75)
     out = None
-    for k, w in enumerate((far(t + one), near(t), near(one - t), far(two - t))):
+    for k, w in enumerate((_keys_far(t + 1, a), _keys_near(t, a), _keys_near(1 - t, a), _keys_far(2 - t, a))):
         term = ew.mul(_take(x, dim, np.clip(i0 - 1 + k, 0, n_in - 1)), _weights(x, dim, w))
         out = term if out is None else ew.add(out, term)
     return out
@@ -1385,12 +1378,21 @@ def _filter_weights(n_in: int, n_out: int, scale: float, mode: str) -> np.ndarra
     return np.divide(w, total, out=np.zeros_like(w), where=total != 0)
 
 
+def _keys_near(s, a):
+    """Keys' cubic convolution kernel at distance s, |s| <= 1 (its parameter a: -0.75 for PyTorch's bicubic,
+    -0.5 for the antialiased one, as PIL's)."""
+    return ((a + 2) * s - (a + 3)) * s * s + 1
+
+
+def _keys_far(s, a):
+    """Keys' kernel at distance s, 1 < |s| < 2."""
+    return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+
+
 def _keys_cubic(s: np.ndarray, a: float = -0.5) -> np.ndarray:
-    """Keys' cubic convolution kernel (a = -0.5: antialiased bicubic's, as PIL's)."""
+    """Keys' kernel at any distance (0 from 2 on)."""
     s = np.abs(s)
-    near = ((a + 2) * s - (a + 3)) * s * s + 1
-    far = ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
-    return np.where(s < 1, near, np.where(s < 2, far, 0.0))
+    return np.where(s < 1, _keys_near(s, a), np.where(s < 2, _keys_far(s, a), 0.0))
 
 
 _FILTERS = {

@@ -215,8 +215,6 @@ def _conv_transpose(op: str, spatial: int, input, weight, bias, stride, padding,
     return mv.squeeze(out, 0) if unbatched else out
 
 
-# ---------------------------------------------------------------- max pooling
-
 # ---------------------------------------------------------------- unfold and fold: the columns themselves
 
 class Unfold(Op):
@@ -285,8 +283,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
                            f"but got input.size(1)={rows} and kernel_size={k}.")
     size = _ntuple(output_size, 2, "output_size", "fold")
-    geo = _ConvGeom((N, rows // (k[0] * k[1])) + size, (1, rows // (k[0] * k[1])) + k, s,
-                    tuple((v, v) for v in p), d, 1, x._device)
+    C = rows // (k[0] * k[1])
+    geo = _ConvGeom((N, C) + size, (1, C) + k, s, tuple((v, v) for v in p), d, 1, x._device)
     if geo.OH * geo.OW != L or geo.OH < 1 or geo.OW < 1:
         raise RuntimeError(f"Given output_size={size}, kernel_size={k}, dilation={d}, padding={p}, stride={s}, "
                            f"expected size of input's dimension 2 to match the calculated number of sliding blocks "
@@ -306,6 +304,8 @@ def _window_args(kernel_size, dilation, padding, stride) -> tuple:
             raise RuntimeError(f"{what} {words}, but got {short}_height: {pair[0]} {short}_width: {pair[1]}")
     return k, d, p, s
 
+
+# ---------------------------------------------------------------- max pooling
 
 class MaxPool(Op):
     """The max over each window (padding counts as -inf); with want_indices also PyTorch's indices,

@@ -299,8 +299,8 @@ def histc(x, bins: int = 100, min: float = 0, max: float = 0):  # noqa: A002 (Py
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
     if lo == hi and d.size:
-        finite = d[~x._device.backend.xp.isnan(d)]
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (lo, hi)
+        counted = d[~x._device.backend.xp.isnan(d)]  # (an infinite one is refused below, as PyTorch)
+        lo, hi = (float(counted.min()), float(counted.max())) if counted.size else (lo, hi)
     if lo == hi:
         lo, hi = lo - 1, hi + 1
     if not (math.isfinite(lo) and math.isfinite(hi)):
