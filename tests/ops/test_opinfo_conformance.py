@@ -162,6 +162,9 @@ SKIP = {
                    "(NotImplementedError)"),
     ("scatter_reduce", "prod"): (lambda s: bool((s.args[2] == 0).any()) if len(s.args) > 2 else False,
                                  "scatter_reduce(prod)'s gradient with zeros among the values (NotImplementedError)"),
+    "nn.functional.rrelu": (lambda s: s.kwargs.get("training", False),
+                            "training=True draws its slopes from tinygrad_lab's generator, not PyTorch's "
+                            "(the eval samples are compared)"),
 }
 
 # Ops whose values are random or uninitialised: only dtype and shape are compared.
@@ -183,8 +186,9 @@ KNOWN_GAPS = {
     "softmax.with_dtype": "Tensor.softmax has no dtype= keyword",
     "log_softmax.with_dtype": "Tensor.log_softmax has no dtype= keyword",
     "nn.functional.softmin.with_dtype": "an empty reduced dim raises (NumPy's max of nothing)",
-    "nn.functional.cosine_similarity": "inputs that broadcast against each other give wrong values",
     "nn.functional.layer_norm-float32": "float32, one element: gradient 0 where PyTorch's rounding leaves 1e-4",
+    "cov-float32": "two observations, float32 aweights: the gradient is 0 analytically, PyTorch's float32 "
+                   "rounding leaves 6e-5 where ours gives 0",
     "nn.functional.multi_margin_loss": "an empty target is refused",
     "nn.functional.batch_norm": "an empty 1-D input is refused",
     "nn.functional.prelu": "a 0-d input with a 1-element weight gives shape (1,), PyTorch ()",
@@ -211,6 +215,10 @@ KNOWN_GAPS = {
     "linalg.pinv.hermitian": "hermitian=True: the gradient goes to the lower triangle only",
     "nn.functional.scaled_dot_product_attention": "a sample with dropout_p > 0 draws another mask than PyTorch's",
     "nn.functional.group_norm": "an empty batch is refused",
+    "char": "int8 is not a tinygrad_lab dtype (tests/test_dtypes.py keeps it unsupported): Tensor.char() raises "
+            "TypeError",
+    "short": "int16 is not a tinygrad_lab dtype (tests/test_dtypes.py keeps it unsupported): Tensor.short() raises "
+             "TypeError",
 }
 
 MAX_SAMPLES = 40  # per op and dtype: max_pool2d alone has hundreds (minutes), the first 40 cover its cases
@@ -265,7 +273,8 @@ def _compare_gradients(sample, want, got, pairs, dtype: str, rng) -> None:
     for i, (g, w, (t, o)) in enumerate(zip(grads_o, grads_t, pairs)):
         w = torch.zeros_like(t) if w is None else w
         g = tl.zeros_like(o) if g is None else g
-        assert_same(g, w, dtype, f"gradient of input {i}")
+        own = str(t.dtype).rsplit(".", 1)[-1]  # a float32 argument of a float64 sample (cov's aweights): float32's
+        assert_same(g, w, own if own in TOLERANCE else dtype, f"gradient of input {i}")
 
 
 def _cases():

@@ -20,6 +20,9 @@ Deliberate differences from PyTorch:
 - attention (`scaled_dot_product_attention`, `nn.MultiheadAttention`) gives a query that may attend
   to nothing zeros, as PyTorch's scaled_dot_product_attention does (its MultiheadAttention gives nan
   there when it returns the weights).
+- `rrelu(training=True)` and `gumbel_softmax` draw from tinygrad_lab's generator too: other numbers than
+  PyTorch's for a seed, the same distributions.
+- `hardtanh_` refuses min_val > max_val, as `hardtanh` does (PyTorch's hardtanh_ does not check).
 """
 from __future__ import annotations
 
@@ -41,7 +44,9 @@ from ..ops import linalg as la
 from ..ops import movement as mv
 from ..ops import normalization as norm
 from ..ops import reduce as rd
+from ..ops import scatter as sct
 from ..ops.activation import logsigmoid
+from ..ops.broadcast import broadcast_to
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.movement import pad
 from ..ops.op import tensor_args
@@ -49,7 +54,8 @@ from ..ops.op import tensor_args
 __all__ = [
     "linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "tanh", "sigmoid", "logsigmoid", "softplus",
     "hardtanh", "relu6", "hardsigmoid", "hardswish", "selu", "celu", "mish", "prelu", "glu", "softsign", "tanhshrink",
-    "softshrink", "hardshrink", "threshold",
+    "softshrink", "hardshrink", "threshold", "rrelu",
+    "relu_", "elu_", "celu_", "selu_", "leaky_relu_", "hardtanh_", "threshold_", "rrelu_", "gumbel_softmax",
     "softmax", "softmin", "log_softmax", "dropout", "pad", "one_hot", "embedding", "layer_norm", "batch_norm",
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
@@ -58,9 +64,10 @@ __all__ = [
     "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d", "unfold", "fold",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "pdist",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-    "group_norm", "instance_norm", "rms_norm",
-    "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle",
+    "group_norm", "instance_norm", "rms_norm", "local_response_norm",
+    "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
     "embedding_bag",
     "scaled_dot_product_attention",
 ]
@@ -331,6 +338,65 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
     return _maybe_inplace(input, inplace, "threshold", _threshold, threshold, value)
 
 
+@tensor_args("input")
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False, inplace: bool = False):
+    """Randomized leaky ReLU: x for x > 0, a * x otherwise. Training draws each element's slope a from
+    U(lower, upper) (the device's seeded generator, so not PyTorch's numbers for a seed); eval uses the
+    mean slope (lower + upper) / 2, i.e. leaky_relu."""
+    if lower > upper:
+        raise RuntimeError(f"Lower bound should be less than or equal to the upper bound (rrelu got lower={lower}, "
+                           f"upper={upper})")
+    slope = (lower + upper) / 2
+    if training:
+        dev, dt = input._device, input._data.dtype
+        slope = make((lower + (upper - lower) * _random.generator(dev).random(input._data.shape)).astype(dt), dev)
+    return _maybe_inplace(input, inplace, "rrelu", _leaky, slope)
+
+
+# The in-place functional forms: the out-of-place function with inplace=True (ops/inplace.py's one mechanism:
+# the tensor's memory is overwritten and its version bumped; a leaf that requires grad is refused).
+
+def relu_(input):
+    """relu, in place on input."""
+    return relu(input, inplace=True)
+
+
+def elu_(input, alpha: float = 1.0):
+    """elu, in place on input."""
+    return elu(input, alpha, inplace=True)
+
+
+def celu_(input, alpha: float = 1.0):
+    """celu, in place on input."""
+    return celu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    """selu, in place on input."""
+    return selu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    """leaky_relu, in place on input."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    """hardtanh, in place on input. Deviation: min_val > max_val is refused here too (PyTorch's hardtanh
+    refuses it, its hardtanh_ does not)."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input, threshold: float, value: float):
+    """threshold, in place on input (the argument `threshold` hides the function of that name here)."""
+    return _maybe_inplace(input, True, "threshold", _threshold, threshold, value)
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
+    """rrelu, in place on input."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 def _softmax_dim(name: str, ndim: int) -> int:
     """The dim PyTorch picks when none is given, with its warning (at the caller's line: softmax's
     _stacklevel, PyTorch's way of finding it, is accepted and not needed)."""
@@ -367,6 +433,27 @@ def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None)
     if dim is None:
         dim = _softmax_dim("log_softmax", input._data.ndim)
     return act.log_softmax(_with_dtype(input, dtype), dim)
+
+
+@tensor_args("logits")
+def gumbel_softmax(logits, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1):
+    """A differentiable sample from the categorical distribution softmax(logits): softmax((logits + g) / tau)
+    along dim, g Gumbel noise from the device's seeded generator (so not PyTorch's numbers for a seed).
+    hard=True gives the one-hot of each sample's argmax, with the soft sample's gradient (straight-through).
+    eps is accepted and unused (PyTorch deprecated it, with a warning we repeat)."""
+    if eps != 1e-10:
+        warn("`eps` parameter is deprecated and has no effect.")
+    dev, dt = logits._device, logits._data.dtype
+    xp = dev.backend.xp
+    exponential = -xp.log1p(-_random.generator(dev).random(logits._data.shape))  # E ~ Exp(1), >= 0
+    exponential = xp.maximum(exponential, np.finfo(np.float64).tiny)  # log(0) would make an infinite sample
+    gumbels = make((-xp.log(exponential)).astype(dt), dev)
+    soft = act.softmax(ew.div(ew.add(logits, gumbels), tau), dim)
+    if not hard:
+        return soft
+    index = rd.argmax(soft, dim, keepdim=True)
+    one_hot = sct.scatter(creation.zeros_like(soft), dim, index, value=1.0)
+    return ew.add(ew.sub(one_hot, soft.detach()), soft)
 
 
 # ---------------------------------------------------------------- dropout
@@ -829,18 +916,41 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     return _p_norm(diff, p, -1, keepdim)
 
 
+@tensor_args("input")
+def pdist(input, p: float = 2.0):
+    """The p-norm distance between every pair of rows i < j of an (N, M) input, as a flat (N(N-1)/2,)
+    tensor in row-major order of the pairs (the upper triangle of the distance matrix). Two equal rows
+    have distance 0 and gradient 0 (as PyTorch)."""
+    if input._data.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input._data.ndim}D (input of shape "
+                           f"{_shape(input)})")
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"pdist only supports floating-point dtypes (got {input.dtype})")
+    if p < 0:
+        raise RuntimeError(f"pdist only supports non-negative p values (got p={p})")
+    dev = input._device
+    rows, cols = dev.backend.xp.triu_indices(input._data.shape[0], 1)
+    diff = ew.sub(sct.index_select(input, 0, make(rows, dev)), sct.index_select(input, 0, make(cols, dev)))
+    return _p_norm(diff, p, -1, keepdim=False)
+
+
 def _p_norm(x, p: float, dim: int, keepdim: bool):
-    """||x||_p along dim, from the ops (p = inf: the largest |x|; p = 0: the count of non-zeros)."""
+    """||x||_p along dim, from the ops (p = inf: the largest |x|; p = 0: the count of non-zeros). For p > 0
+    an all-zero vector's norm has gradient 0 (as PyTorch's), not the root's 0 · inf = nan."""
     a = ew.abs(x)
     if p == math.inf:
         return rd.amax(a, dim, keepdim)
     if p == 0:
         return rd.sum(ew.cast(ew.ne(x, 0), x._data.dtype), dim, keepdim)
     if p == 2:
-        return ew.sqrt(rd.sum(ew.mul(x, x), dim, keepdim))
+        return rd.norm(x, 2, dim, keepdim)  # one op, its gradient 0 at a zero norm
     if p == 1:
         return rd.sum(a, dim, keepdim)
-    return ew.pow(rd.sum(ew.pow(a, p), dim, keepdim), 1.0 / p)
+    total = rd.sum(ew.pow(a, p), dim, keepdim)
+    if p < 0:
+        return ew.pow(total, 1.0 / p)
+    some = ew.gt(total, 0)  # the root only where the sum is positive: elsewhere 0, with gradient 0
+    return ew.where(some, ew.pow(ew.where(some, total, 1.0), 1.0 / p), 0.0)
 
 
 def _raise_value_only(t, low: float):
@@ -852,11 +962,31 @@ def _raise_value_only(t, low: float):
 
 @tensor_args("x1", "x2")
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
-    """x1 · x2 / (max(||x1||, eps) · max(||x2||, eps)) along dim (the norms' gradients flow as if
-    they were not raised to eps, as PyTorch's)."""
-    n1 = _raise_value_only(ew.sqrt(rd.sum(ew.mul(x1, x1), dim, keepdim=True)), eps)
-    n2 = _raise_value_only(ew.sqrt(rd.sum(ew.mul(x2, x2), dim, keepdim=True)), eps)
+    """x1 · x2 / (max(||x1||, eps) · max(||x2||, eps)) along dim. x1 and x2 are broadcast against each
+    other first, so each norm is taken over the broadcast vectors; the norms' gradients flow as if they
+    were not raised to eps (as PyTorch's), and an all-zero vector's norm has gradient 0."""
+    if x1._data.dtype.kind not in "fc" and x2._data.dtype.kind not in "fc":
+        common = x1 if dtypes.promote_types(x1.dtype, x2.dtype) == x1.dtype else x2
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {act.type_name(common)} "
+                           f"(cosine_similarity of {_shape(x1)} and {_shape(x2)})")
+    shape = _broadcast_shape(x1, x2)
+    x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
+    n1 = _raise_value_only(rd.norm(x1, 2, dim, keepdim=True), eps)
+    n2 = _raise_value_only(rd.norm(x2, 2, dim, keepdim=True), eps)
     return rd.sum(ew.mul(ew.div(x1, n1), ew.div(x2, n2)), dim)
+
+
+def _broadcast_shape(a, b) -> tuple:
+    """The shape a and b broadcast to, or PyTorch's error naming the first dim (from the right) that clashes."""
+    sa, sb = a._data.shape, b._data.shape
+    try:
+        return np.broadcast_shapes(sa, sb)
+    except ValueError:
+        n = max(len(sa), len(sb))
+        pa, pb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+        d = next(i for i in reversed(range(n)) if 1 not in (pa[i], pb[i]) and pa[i] != pb[i])
+        raise RuntimeError(f"The size of tensor a ({pa[d]}) must match the size of tensor b ({pb[d]}) at "
+                           f"non-singleton dimension {d}") from None
 
 
 @tensor_args("input")
@@ -1064,6 +1194,93 @@ def _lp_pool(avg_pool, input, p: float, kernel_size, stride, ceil_mode: bool, wi
     return ew.pow(total, 1.0 / p)
 
 
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    """max_pool1d that always returns (output, indices); return_indices is accepted and ignored (as PyTorch)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    """max_pool2d that always returns (output, indices); return_indices is accepted and ignored (as PyTorch)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+@tensor_args("input", "indices")
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: each value of (N, C, L) or (C, L) goes to the position its index
+    names (as max_pool1d(return_indices=True) gives them), zeros elsewhere. The gradient reads back at the indices."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+@tensor_args("input", "indices")
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d for (N, C, H, W) or (C, H, W): each value goes to the flat position
+    h * W_out + w its index names, zeros elsewhere. The gradient reads back at the indices."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _max_unpool(op: str, spatial: int, input, indices, kernel_size, stride, padding, output_size):
+    """Scatter each (sample, channel) plane's values into a zero plane of the output size: the scatter
+    op's backward is the gather at the same indices that max_unpool's gradient is."""
+    kernel = _sizes(kernel_size, spatial)
+    stride = kernel if stride is None else _sizes(stride, spatial)
+    padding = _sizes(padding, spatial)
+    shape = input._data.shape
+    if len(shape) not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{op}: expected a {spatial + 1}d or {spatial + 2}d input (an optional batch dim, channels "
+                           f"and {spatial} spatial dim{'s' * (spatial > 1)}), but got a tensor of shape {list(shape)}")
+    if indices._data.dtype != np.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: {act.type_name(indices)}")
+    if indices._data.shape != shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(shape)}) but "
+                           f"got indices tensor with shape: {list(indices._data.shape)}")
+    outs = _unpool_size(shape[-spatial:], kernel, stride, padding, output_size)
+    lead, plane = shape[:-spatial], math.prod(outs)
+    flat_index = mv.reshape(indices, lead + (-1,))
+    _check_unpool_index(flat_index, plane, outs)
+    zeros = creation.zeros(lead + (plane,), dtype=input.dtype, device=input._device)
+    out = sct.scatter(zeros, -1, flat_index, mv.reshape(input, lead + (-1,)))
+    return mv.reshape(out, lead + outs)
+
+
+def _sizes(value, n: int) -> tuple:
+    """An int, or a sequence of n ints, as a tuple of n ints."""
+    return tuple(int(v) for v in value) if isinstance(value, (tuple, list)) else (int(value),) * n
+
+
+def _unpool_size(ins: tuple, kernel: tuple, stride: tuple, padding: tuple, output_size) -> tuple:
+    """The spatial output size: the one max pooling would have come from, (n - 1) * stride - 2 * padding + kernel,
+    or output_size (spatial sizes, or the whole shape), which must lie strictly within one stride of it."""
+    default = tuple((n - 1) * s - 2 * p + k for n, k, s, p in zip(ins, kernel, stride, padding))
+    if output_size is None:
+        return default
+    sizes = tuple(int(v) for v in output_size)
+    if len(sizes) == len(ins) + 2:
+        sizes = sizes[2:]
+    if len(sizes) != len(ins):
+        raise ValueError(f"output_size should be a sequence containing {len(ins)} or {len(ins) + 2} elements, but it "
+                         f"has a length of '{len(sizes)}'")
+    for d, (want, base, s) in enumerate(zip(sizes, default, stride)):
+        if not base - s < want < base + s:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be between {base - s} and '
+                             f"{base + s})")
+    return sizes
+
+
+def _check_unpool_index(flat_index, plane: int, outs: tuple) -> None:
+    """PyTorch's error for an index outside the output plane (read on the host at the next sync on a GPU)."""
+    idx, dev = flat_index._data, flat_index._device
+    if not idx.size:
+        return
+
+    def error():
+        bad = idx[(idx < 0) | (idx >= plane)]
+        return RuntimeError(f"Found an invalid max index: {int(bad.ravel()[0])} (output volumes are of size "
+                            f"{'x'.join(str(n) for n in outs)})")
+    dev.backend.raise_if((idx.min() < 0) | (idx.max() >= plane), error, dev.index or 0)
+
+
 # ---------------------------------------------------------------- channel dropout and alpha dropout
 
 def _drop_mask(input, p: float, mask_shape: tuple):
@@ -1209,6 +1426,27 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None):
     axes = tuple(range(len(shape) - len(ns), len(shape)))
     out = ew.mul(input, ew.rsqrt(ew.add(rd.mean(ew.mul(input, input), axes, keepdim=True), eps)))
     return out if weight is None else ew.mul(out, weight)
+
+
+@tensor_args("input")
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+    """x / (k + alpha * mean of x² over `size` neighbouring channels) ** beta, for (N, C, *) input: the
+    window of channel c runs from c - size // 2 to c + (size - 1) // 2, channels outside it counting as 0
+    (AlexNet's normalisation across channels). The window sum is `size` shifted slices of the padded x²."""
+    nd = input._data.ndim
+    if nd < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {nd} dimensions)")
+    if size <= 0:
+        raise RuntimeError(f"local_response_norm: size should be greater than zero, but got {size}")
+    if input._data.size == 0:
+        return input
+    channels = input._data.shape[1]
+    squares = pad(ew.mul(input, input), (0, 0) * (nd - 2) + (size // 2, (size - 1) // 2))
+    window = mv.narrow(squares, 1, 0, channels)
+    for start in range(1, size):
+        window = ew.add(window, mv.narrow(squares, 1, start, channels))
+    scale = ew.pow(ew.add(ew.mul(ew.div(window, size), alpha), k), beta)
+    return ew.div(input, scale)
 
 
 # ---------------------------------------------------------------- resampling: interpolate, pixel shuffle
@@ -1447,6 +1685,23 @@ def pixel_unshuffle(input, downscale_factor: int):
     x = mv.reshape(input, lead + (c, h // r, r, w // r, r))
     x = mv.permute(x, *range(k), k, k + 2, k + 4, k + 1, k + 3)
     return mv.reshape(x, lead + (c * r * r, h // r, w // r))
+
+
+@tensor_args("input")
+def channel_shuffle(input, groups: int):
+    """Interleave the channels of (N, C, *) input across `groups` groups (ShuffleNet): seen as (N, groups,
+    C / groups, *), the two channel dims are swapped, so channel g * (C / groups) + i moves to i * groups + g."""
+    shape = input._data.shape
+    if len(shape) <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    channels = shape[1]
+    if channels % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {channels} channels and {groups} "
+                           f"groups.")
+    split = mv.reshape(input, (shape[0], groups, channels // groups) + shape[2:])
+    return mv.reshape(mv.transpose(split, 1, 2), shape)
 
 
 # ---------------------------------------------------------------- attention

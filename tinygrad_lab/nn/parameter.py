@@ -1,4 +1,5 @@
-"""nn.Parameter: a tensor that a Module registers as one of its learnable weights."""
+"""nn.Parameter: a tensor that a Module registers as one of its learnable weights; nn.Buffer: one it
+registers as state that is not learned (a buffer)."""
 from __future__ import annotations
 
 from .. import creation
@@ -32,3 +33,27 @@ class Parameter(Tensor):
         copy.deepcopy does not need pickling (Tensor.__deepcopy__)."""
         raise TypeError("Parameters are saved through state_dict() and tinygrad_lab.save, not pickle "
                         "(copy.deepcopy works)")
+
+
+class _BufferMeta(type):
+    """isinstance(t, Buffer) asks whether t was marked by Buffer(...): a buffer stays an ordinary Tensor."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, TensorBase) and obj.__dict__.get("_is_buffer", False)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """Marks a tensor as a buffer: `module.name = Buffer(t)` registers it as register_buffer would (in
+    buffers() and, when persistent, in state_dict()). As in PyTorch, Buffer(t) gives back an ordinary
+    Tensor (t detached, sharing its memory, with t's requires_grad) carrying the mark and `persistent`."""
+
+    def __new__(cls, data: TensorBase | None = None, *, persistent: bool = True):
+        if data is None:
+            data = creation.empty(0)
+        if not isinstance(data, TensorBase):
+            raise TypeError(f"Buffer expects a Tensor, got {type(data).__name__}")
+        t = data.detach()
+        t.requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t

@@ -40,6 +40,24 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}{inplace_str}"
 
 
+class RReLU(Module):
+    """Randomized leaky ReLU: in training each negative element gets its own slope from U(lower, upper)
+    (tinygrad_lab's generator: other numbers than PyTorch's for a seed); in eval the slope (lower + upper) / 2."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace_str}"
+
+
 class ELU(Module):
     """x for x > 0, alpha·(exp(x) - 1) otherwise."""
 

@@ -1,6 +1,6 @@
 """nn.Module: the base class of every layer and model.
 
-Assigning a Parameter, a Module or a registered buffer to an attribute records
+Assigning a Parameter, a Module, an nn.Buffer or a registered buffer to an attribute records
 it, so `parameters()`, `state_dict()`, `to()` and `train()` reach the whole tree.
 `__call__` runs hooks around `forward` and keeps the stack of modules being
 called, which the recorded graph reads to group ops by module.
@@ -17,7 +17,7 @@ from ...autograd.function import RemovableHandle, scope_stack
 from ...autograd.grad_mode import no_grad
 from ...autograd.tensor_base import TensorBase
 from ...tensor import parse_to
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 
 # the modules whose __call__ is running, outermost first: recorded graph nodes keep a snapshot (Node.scope)
 call_stack = scope_stack
@@ -69,10 +69,12 @@ class Module:
                 raise TypeError(f"cannot assign '{type(value).__name__}' as child module '{name}' "
                                 f"(tinygrad_lab.nn.Module or None expected)")
             self._modules[name] = None
+        elif isinstance(value, Buffer):
+            self.register_buffer(name, value, value.persistent)
         elif "_buffers" in self.__dict__ and name in self._buffers:
             if value is not None and not isinstance(value, TensorBase):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                f"(tinygrad_lab.Tensor or None expected)")
+                                f"(tinygrad_lab.nn.Buffer, tinygrad_lab.Tensor or None expected)")
             self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)

@@ -1,5 +1,5 @@
 """LayerNorm and RMSNorm: normalise over the last len(normalized_shape) dimensions of each sample;
-GroupNorm: over groups of channels of each sample."""
+GroupNorm: over groups of channels of each sample; LocalResponseNorm: each channel by its neighbours."""
 from __future__ import annotations
 
 import numbers
@@ -108,3 +108,21 @@ def _reset_affine(module: Module) -> None:
         init.ones_(module.weight)
     if module.bias is not None:
         init.zeros_(module.bias)
+
+
+class LocalResponseNorm(Module):
+    """Divides each channel of (N, C, *) input by (k + alpha * mean of x² over `size` neighbouring channels)
+    ** beta (AlexNet's normalisation); no parameters."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

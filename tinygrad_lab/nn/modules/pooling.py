@@ -1,5 +1,6 @@
 """Pooling layers (no parameters): max, average and power-average (LPPool) pooling over (N, C, L) and
-(N, C, H, W) inputs, and the adaptive ones, which pick their windows to give a fixed output size."""
+(N, C, H, W) inputs, the adaptive ones, which pick their windows to give a fixed output size, and max
+unpooling, which puts max pooling's values back at their indices."""
 from __future__ import annotations
 
 from ...autograd.tensor_base import TensorBase
@@ -33,6 +34,42 @@ class MaxPool2d(_MaxPoolNd):
     def forward(self, input: TensorBase):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    """What MaxUnpool1d and MaxUnpool2d share: sizes kept as tuples (stride defaults to kernel_size), the repr."""
+
+    _spatial = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        n = self._spatial
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, n)
+        self.padding = _ntuple(padding, n)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Puts each value of (N, C, L) or (C, L) back where MaxPool1d(return_indices=True) found it, zeros
+    elsewhere; forward(input, indices, output_size=None) picks among the lengths that pool to L."""
+
+    _spatial = 1
+
+    def forward(self, input: TensorBase, indices: TensorBase, output_size=None) -> TensorBase:
+        return F.max_unpool1d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Puts each value of (N, C, H, W) or (C, H, W) back where MaxPool2d(return_indices=True) found it,
+    zeros elsewhere; forward(input, indices, output_size=None)."""
+
+    _spatial = 2
+
+    def forward(self, input: TensorBase, indices: TensorBase, output_size=None) -> TensorBase:
+        return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
 class AvgPool2d(Module):
@@ -149,6 +186,10 @@ class AdaptiveMaxPool2d(_AdaptivePool):
 
 def _single(x) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _ntuple(x, n: int) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,) * n
 
 
 class _LPPoolNd(Module):
