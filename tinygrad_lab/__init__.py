@@ -25,8 +25,8 @@ from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, m
                          var)
 from .random import Generator, initial_seed, manual_seed, seed
 # ---- the ops of a first deep-learning course (the ops branch): math, scans, sorting, indexing, products, linalg
-from .creation import (bernoulli, get_default_device, multinomial, rand_like, randint_like, randn_like,
-                       set_default_device)
+from .creation import (bernoulli, get_default_device, logspace, multinomial, rand_like, randint_like, randn_like,
+                       set_default_device, tril_indices, triu_indices)
 from .ops.activation import erf
 from .ops.decompositions import det, logdet, matrix_power, slogdet
 from .ops.decompositions import inv as inverse, pinv as pinverse
@@ -40,13 +40,24 @@ from .ops.pointwise import (acos, acosh, addcdiv, addcmul, asin, asinh, atan, at
                             copysign, cosh, deg2rad, exp2, expm1, float_power, fmod, frac, hypot, isfinite, isinf,
                             isnan, isneginf, isposinf, lerp, log2, log10, logaddexp, logaddexp2, nan_to_num,
                             rad2deg, reciprocal, signbit, sinh, square, tan)
+from .ops.pointwise import (bitwise_left_shift, bitwise_right_shift, fmax, fmin, gcd, heaviside, lcm,
+                            nextafter)
+from .ops.elementwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor, logical_xor
+from .random import get_rng_state, set_rng_state
+from ._format import set_printoptions
 from .ops.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .ops.scatter import (argwhere, count_nonzero, index_add, index_copy, index_fill, index_select, masked_fill,
                           masked_scatter, masked_select, nonzero, repeat_interleave, scatter, scatter_add,
                           scatter_reduce, take, take_along_dim, where)
 from .ops.sorting import (argsort, bincount, histc, kthvalue, median, mode, msort, nanmedian, sort, topk, unique,
                           unique_consecutive)
+from .ops.rearrange import (block_diag, broadcast_shapes, broadcast_tensors, cartesian_prod, combinations, dsplit,
+                            fliplr, flipud, hsplit, kron, rot90, row_stack, tensor_split, unravel_index, vander,
+                            vsplit)
+from .ops.sorting import bucketize, isin, searchsorted
 from .ops.special import digamma, erfc, erfinv, lgamma, logit, mvlgamma, polygamma, sinc, xlogy
+from .ops.statistics import (aminmax, cdist, corrcoef, cov, cumulative_trapezoid, diff, histogram, nanmean,
+                             nanquantile, nansum, quantile, std_mean, trapezoid, var_mean)
 from . import linalg, special  # noqa: E402  (torch.linalg, torch.special)
 # ----
 from .serialization import load, save
@@ -69,6 +80,8 @@ int64 = long = dtypes.int64
 float16 = half = dtypes.float16
 float32 = float = dtypes.float32
 float64 = double = dtypes.float64
+finfo, iinfo, can_cast = dtypes.finfo, dtypes.iinfo, dtypes.can_cast
+promote_types, result_type = dtypes.promote_types_of, dtypes.result_type_of
 
 concat = concatenate = cat
 clip = clamp

@@ -1,7 +1,7 @@
 """Factories: tensors from data (tensor, as_tensor, from_numpy), filled tensors
 (zeros, ones, full, empty, eye, arange, linspace and their *_like forms) and
 random tensors (rand, randn, randint, randperm, normal, and the in-place
-normal_/uniform_).
+normal_/uniform_/exponential_/geometric_/cauchy_/log_normal_/random_).
 
 Python data follows PyTorch's inference: floats give the default float dtype
 (float32), ints give int64, bools give bool; NumPy arrays keep their dtype.
@@ -295,6 +295,65 @@ def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: boo
     return _finish(dev.backend.xp.linspace(start, end, steps).astype(_float_dtype(dtype)), dev, requires_grad)
 
 
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad: bool = False) -> TensorBase:
+    """`steps` values base ** e for e evenly spaced from start to end inclusive, as torch.logspace (start
+    and end: numbers or 0-d tensors); default float dtype (float32). Computed in float64, then converted.
+    With an integer dtype, as in PyTorch, start and end are first truncated to integers and so are the
+    powers (logspace(0, 1, 3, dtype=int64) is [1, 3, 10])."""
+    steps = shapes.size(steps, "steps", "logspace")
+    start, end = _endpoint(start, "start", "logspace"), _endpoint(end, "end", "logspace")
+    dt = _float_dtype(dtype)
+    if dt == np.bool_:
+        raise NotImplementedError('"logspace" is not implemented for bool: ask for a number dtype')
+    if dt.kind in "iu":
+        start, end = float(int(start)), float(int(end))
+    dev = resolve_device(device)
+    xp = dev.backend.xp
+    with np.errstate(invalid="ignore", over="ignore"):  # a negative base to a fractional power is nan, as in PyTorch
+        powers = xp.power(float(base), xp.linspace(start, end, steps, dtype=np.float64))
+        return _finish(powers.astype(dt), dev, requires_grad)
+
+
+def _endpoint(value, name: str, op: str) -> float:
+    """A range's start or end: a number, or a 0-d tensor's number."""
+    if isinstance(value, TensorBase):
+        if value._data.ndim:
+            raise RuntimeError(f"{op} only supports 0-dimensional start and end tensors, but got {name} with "
+                               f"{value._data.ndim} dimension(s).")
+        return float(value._data)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{op}(): argument '{name}' must be a number or a 0-d tensor, not {type(value).__name__}")
+    return float(value)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> TensorBase:
+    """The coordinates of the lower triangle of a row x col matrix (on and below diagonal `offset`; above
+    the main one for offset > 0), as torch.tril_indices: a 2 x N int64 tensor (rows, then columns),
+    in row-major order."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device, lower=True)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None) -> TensorBase:
+    """The coordinates of the upper triangle of a row x col matrix (on and above diagonal `offset`), as
+    torch.triu_indices: a 2 x N int64 tensor (rows, then columns), in row-major order."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device, lower=False)
+
+
+def _triangle_indices(op: str, row, col, offset, dtype, device, lower: bool) -> TensorBase:
+    row, col, offset = (shapes.whole(v, n, op) for v, n in ((row, "row"), (col, "col"), (offset, "offset")))
+    for value, name in ((row, "row"), (col, "col")):
+        if value < 0:
+            raise RuntimeError(f"{op}(): {name} must be non-negative, got {value}")
+    dt = dtypes.int64 if dtype is None else dtypes.as_dtype(dtype)
+    if dt.np.kind not in "iu":
+        raise NotImplementedError(f'"{op}" is not implemented for {dt.name}: the indices are integers')
+    inside = np.tri(row, col, offset, dtype=bool) if lower else ~np.tri(row, col, offset - 1, dtype=bool)
+    dev = resolve_device(device)
+    coords = np.stack(np.nonzero(inside)).astype(dt.np)
+    return make(dev.backend.asarray(coords, index=dev.index or 0), dev)
+
+
 # ---------------------------------------------------------------- random
 
 def _gen(device, generator=None):
@@ -380,6 +439,98 @@ def uniform_(x, a: float = 0.0, b: float = 1.0, *, generator=None):
     """Fill x in place with uniform samples in [a, b)."""
     return _inplace.inplace(x, "uniform_", lambda t: make(
         (a + (b - a) * _gen(t._device, generator).random(t._data.shape)).astype(t._data.dtype), t._device))
+
+
+def _fill(x, op: str, draw, generator=None):
+    """Fill x in place with draw(stream, xp, shape) (float64 or int64 samples), cast to x's dtype."""
+    def sample(t):
+        arr = draw(_gen(t._device, generator), t._device.backend.xp, t._data.shape)
+        return make(arr.astype(t._data.dtype), t._device)
+    return _inplace.inplace(x, op, sample)
+
+
+def _continuous(x, op: str, law: str) -> None:
+    if x._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}: the {law} distribution is a continuous probability distribution; the tensor's dtype "
+                           f"must be a floating point one, but it is {x.dtype}")
+
+
+def exponential_(x, lambd: float = 1.0, *, generator=None):
+    """Fill x in place with exponential samples of rate lambd (mean 1 / lambd), as Tensor.exponential_."""
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    _continuous(x, "exponential_", "Exponential")
+    return _fill(x, "exponential_", lambda g, xp, shape: -xp.log1p(-g.random(shape)) / lambd, generator)
+
+
+def geometric_(x, p: float, *, generator=None):
+    """Fill x in place with the number of Bernoulli(p) trials up to the first success (1, 2, ...),
+    as Tensor.geometric_ (integer tensors too)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    if x._data.dtype == np.bool_:
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for 'Bool' (shape {list(x._data.shape)})")
+    return _fill(x, "geometric_", lambda g, xp, shape: xp.floor(xp.log1p(-g.random(shape)) / math.log1p(-p)) + 1,
+                 generator)
+
+
+def cauchy_(x, median: float = 0.0, sigma: float = 1.0, *, generator=None):
+    """Fill x in place with Cauchy samples: median + sigma * tan(pi * (u - 1/2)), as Tensor.cauchy_."""
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    _continuous(x, "cauchy_", "Cauchy")
+    return _fill(x, "cauchy_", lambda g, xp, shape: median + sigma * xp.tan(math.pi * (g.random(shape) - 0.5)),
+                 generator)
+
+
+def log_normal_(x, mean: float = 1.0, std: float = 2.0, *, generator=None):
+    """Fill x in place with exp(N(mean, std**2)) samples, as Tensor.log_normal_."""
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    _continuous(x, "log_normal_", "log-normal")
+    return _fill(x, "log_normal_", lambda g, xp, shape: xp.exp(mean + std * g.standard_normal(shape)), generator)
+
+
+def random_(x, *args, generator=None, **kwargs):
+    """Fill x in place with integers drawn uniformly from [from, to - 1], as Tensor.random_: random_(),
+    random_(to), random_(from, to) (or the keywords 'from' and 'to'). Without `to`, up to 2**mantissa
+    bits for floats (2**24 for float32) and the dtype's largest value for integers. Deviation: for int64
+    without `to` the largest value itself is never drawn (an exclusive bound must fit in int64)."""
+    low, high = _random_bounds(x, args, kwargs)
+    return _fill(x, "random_", lambda g, xp, shape: g.integers(low, high, size=shape, dtype=np.int64), generator)
+
+
+def _random_bounds(x, args: tuple, kwargs: dict) -> tuple:
+    """random_'s [low, high) from its arguments, checked against x's dtype as PyTorch checks them."""
+    if len(args) > 2 or set(kwargs) - {"from", "to"}:
+        raise TypeError(f"random_() takes (from, to), (to) or nothing, and generator=; got {len(args)} positional "
+                        f"arguments and the keywords {sorted(kwargs)}")
+    low, to = (0, args[0]) if len(args) == 1 else tuple(args) + (0, None)[len(args):]
+    low, to = kwargs.get("from", low), kwargs.get("to", to)
+    if not isinstance(low, numbers.Integral) or not (to is None or isinstance(to, numbers.Integral)):
+        raise TypeError(f"random_(): 'from' and 'to' must be integers, got {low!r} and {to!r}")
+    if to is not None and low >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={to}")
+    lowest, highest = _drawable(x._data.dtype)
+    top = highest if to is None else to - 1
+    if lowest is not None and (low < lowest or top > highest):
+        raise RuntimeError(f"random_: [from, to - 1] = [{low}, {top}] is out of bounds for {x.dtype} "
+                           f"([{lowest}, {highest}])")
+    return int(low), int(min(top + 1, np.iinfo(np.int64).max))
+
+
+_FLOAT_TOP = {np.dtype(np.float16): 2 ** 11, np.dtype(np.float32): 2 ** 24, np.dtype(np.float64): 2 ** 53}
+
+
+def _drawable(dt: np.dtype) -> tuple:
+    """(lowest, highest) value random_ may write into dtype dt. For floats lowest is None (nothing is
+    checked, as PyTorch only warns) and highest the last integer before floats have gaps (random_()'s top)."""
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return int(info.min), int(info.max)
+    if dt.kind == "b":
+        return 0, 1
+    return None, _FLOAT_TOP[dt]
 
 
 def bernoulli(input, p=None, *, generator=None):

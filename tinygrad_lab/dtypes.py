@@ -136,3 +136,96 @@ def result_type(dims: list[DType], zero_dims: list[DType], scalars: list[DType])
             r = d if r is None else promote_types(r, d)
         tiers.append(r)
     return _combine(tiers[0], _combine(tiers[1], tiers[2]))
+
+
+# ---------------------------------------------------------------- PyTorch's dtype functions (torch.finfo, ...)
+
+_PY_TYPES = {float: float64, int: int64, bool: bool_}  # Python's types stand for these, as in PyTorch
+
+
+def _dtype_arg(d, fn: str, name: str, position: int) -> DType:
+    """Argument `name` of dtype function `fn`: a DType (or Python's float, int, bool, as PyTorch takes
+    them); anything else is PyTorch's TypeError."""
+    if isinstance(d, DType):
+        return d
+    if isinstance(d, type) and d in _PY_TYPES:
+        return _PY_TYPES[d]
+    raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be a dtype (tinygrad_lab.float32, "
+                    f"tinygrad_lab.int64, ...), not {type(d).__name__}")
+
+
+class finfo:  # noqa: N801 (PyTorch's name)
+    """Machine limits of a float dtype, as torch.finfo: bits, eps, max, min, tiny (= smallest_normal),
+    resolution and dtype (its name); finfo() describes the default float dtype."""
+
+    def __init__(self, type: DType | None = None) -> None:  # noqa: A002 (PyTorch's parameter name)
+        d = get_default_dtype() if type is None else _dtype_arg(type, "finfo", "type", 1)
+        if not d.is_floating_point:
+            raise TypeError(f"finfo() requires a floating point dtype, got {d!r}; use iinfo for integer dtypes")
+        info = np.finfo(d.np)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision  # NumPy's is of the dtype itself: float16's is 0.0010004
+        self.dtype = d.name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:  # noqa: N801 (PyTorch's name)
+    """Limits of an integer dtype, as torch.iinfo: bits, max, min and dtype (its name). bool has none."""
+
+    def __init__(self, type: DType) -> None:  # noqa: A002
+        d = _dtype_arg(type, "iinfo", "type", 1)
+        if d is bool_:
+            raise TypeError(f"{d!r} is not supported by iinfo (it has no integer limits)")
+        if d.category != INT:
+            raise TypeError(f"iinfo() requires an integer dtype, got {d!r}; use finfo for floating point dtypes")
+        info = np.iinfo(d.np)
+        self.bits, self.max, self.min, self.dtype = int(info.bits), int(info.max), int(info.min), d.name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, iinfo) and other.dtype == self.dtype
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def can_cast(from_: DType, to: DType) -> bool:
+    """Whether PyTorch's casting rules allow from_ -> to (as torch.can_cast): never float to integer or
+    bool, never integer to bool; within a category any size goes (int64 -> uint8 is allowed)."""
+    a, b = _dtype_arg(from_, "can_cast", "from_", 1), _dtype_arg(to, "can_cast", "to", 2)
+    return a.category <= b.category
+
+
+def promote_types_of(type1: DType, type2: DType) -> DType:
+    """torch.promote_types: the smallest dtype both convert to, with PyTorch's argument checks."""
+    return promote_types(_dtype_arg(type1, "promote_types", "type1", 1), _dtype_arg(type2, "promote_types", "type2", 2))
+
+
+def result_type_of(tensor, other) -> DType:
+    """torch.result_type: the dtype an op on `tensor` and `other` (tensors or Python numbers) computes in,
+    by PyTorch's rules (tensors with dims > 0-d tensors > numbers, unless a lower tier has a higher category)."""
+    tiers = ([], [], [])
+    for position, x in enumerate((tensor, other), 1):
+        d = getattr(x, "dtype", None)
+        if isinstance(d, DType) and hasattr(x, "shape"):
+            tiers[0 if len(x.shape) else 1].append(d)
+        elif isinstance(x, (bool, int, float, np.bool_, np.integer, np.floating)):
+            tiers[2].append(scalar_dtype(x))
+        else:
+            name = ("tensor", "other")[position - 1]
+            raise TypeError(f"result_type(): argument '{name}' (position {position}) must be a Tensor or a Python "
+                            f"number, not {type(x).__name__}")
+    return result_type(*tiers)

@@ -17,6 +17,10 @@ random_split), it may be:
   ``torch.Generator``): a NumPy stream seeded from its ``initial_seed()``; the
   stream restarts whenever that seed changes. Objects that expose a NumPy
   Generator as ``.numpy_generator`` are used through it.
+
+``get_rng_state()`` / ``set_rng_state(state)`` (and ``Generator.get_state``/``set_state``) snapshot
+and restore a stream as a uint8 tensor, as in PyTorch; ours holds NumPy's PCG64 state (48 bytes),
+not PyTorch's Mersenne Twister (5056 bytes), so states do not move between the two libraries.
 """
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ import weakref
 
 import numpy as np
 
+from . import dtypes
+from .autograd.tensor_base import TensorBase, make
 from .backends import CPU
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed
@@ -76,6 +82,51 @@ def generator(device):
     return gen
 
 
+# ---------------------------------------------------------------- the state of a stream, as a uint8 tensor
+
+_STATE_FIELDS = (("state", 16), ("inc", 16), ("has_uint32", 8), ("uinteger", 8))  # PCG64's state, in bytes
+STATE_BYTES = sum(n for _, n in _STATE_FIELDS)
+
+
+def _state_tensor(rng: np.random.Generator):
+    """rng's PCG64 state as a uint8 CPU tensor of STATE_BYTES bytes (little-endian fields).
+    Deviation: PyTorch's CPU state is its Mersenne Twister's 5056 bytes; the two do not mix."""
+    st = rng.bit_generator.state
+    if st["bit_generator"] != "PCG64":
+        raise RuntimeError(f"get_rng_state: only PCG64 streams have a state snapshot, not {st['bit_generator']}")
+    values = {**st["state"], "has_uint32": st["has_uint32"], "uinteger": st["uinteger"]}
+    raw = b"".join(int(values[k]).to_bytes(n, "little") for k, n in _STATE_FIELDS)
+    return make(np.frombuffer(raw, dtype=np.uint8).copy(), CPU)
+
+
+def _restore(rng: np.random.Generator, new_state, op: str) -> None:
+    """Set rng's PCG64 state from a tensor of `_state_tensor`, checked as PyTorch checks it."""
+    if not isinstance(new_state, TensorBase):
+        raise TypeError(f"{op}: expected a uint8 tensor (from get_rng_state()), but got {type(new_state).__name__}")
+    if new_state.dtype is not dtypes.uint8:
+        raise TypeError(f"{op}: the RNG state must be a uint8 tensor (from get_rng_state()), got {new_state.dtype}")
+    raw = new_state._device.backend.to_host(new_state._data).reshape(-1).tobytes()
+    if len(raw) != STATE_BYTES:
+        raise RuntimeError(f"{op}: expected an RNG state of {STATE_BYTES} bytes (from get_rng_state()), "
+                           f"but got {len(raw)}")
+    values, at = {}, 0
+    for key, n in _STATE_FIELDS:
+        values[key], at = int.from_bytes(raw[at:at + n], "little"), at + n
+    rng.bit_generator.state = {"bit_generator": "PCG64", "state": {"state": values["state"], "inc": values["inc"]},
+                               "has_uint32": values["has_uint32"], "uinteger": values["uinteger"]}
+
+
+def get_rng_state():
+    """A snapshot of the CPU stream (tinygrad_lab's global one) as a uint8 tensor, as torch.get_rng_state:
+    set_rng_state(it) later makes the stream draw the same numbers again."""
+    return _state_tensor(generator(CPU))
+
+
+def set_rng_state(new_state) -> None:
+    """Restore the CPU stream to a snapshot from get_rng_state, as torch.set_rng_state."""
+    _restore(generator(CPU), new_state, "set_rng_state")
+
+
 class Generator:
     """A seeded stream of random numbers of its own, as `torch.Generator`: ``g = Generator().manual_seed(0)``,
     then ``generator=g`` to the random factories (rand, randn, randint, randperm, normal, multinomial,
@@ -108,12 +159,13 @@ class Generator:
     def initial_seed(self) -> int:
         return self._seed
 
-    def get_state(self) -> dict:
-        """A snapshot of the stream (NumPy's bit-generator state dict) for `set_state`."""
-        return self._rng.bit_generator.state
+    def get_state(self):
+        """A snapshot of the stream for `set_state`: a uint8 tensor, as torch.Generator.get_state."""
+        return _state_tensor(self._rng)
 
-    def set_state(self, state: dict) -> "Generator":
-        self._rng.bit_generator.state = state
+    def set_state(self, new_state) -> "Generator":
+        """Restore a snapshot from `get_state`."""
+        _restore(self._rng, new_state, "Generator.set_state")
         return self
 
     @property

@@ -32,6 +32,8 @@ from .ops import scan
 from .ops import scatter as sct
 from .ops import sorting as so
 from .ops import special as sp
+from .ops import rearrange as ra
+from .ops import statistics as st
 
 
 def parse_to(*args, **kwargs) -> tuple:
@@ -379,6 +381,8 @@ class Tensor(TensorBase):
     __rand__ = _r(ew.bitwise_and)
     __ror__ = _r(ew.bitwise_or)
     __rxor__ = _r(ew.bitwise_xor)
+    __lshift__, __rshift__ = pw.bitwise_left_shift, pw.bitwise_right_shift
+    __rlshift__, __rrshift__ = _r(pw.bitwise_left_shift), _r(pw.bitwise_right_shift)
     maximum = ew.maximum
     minimum = ew.minimum
 
@@ -489,6 +493,33 @@ class Tensor(TensorBase):
     normal_ = creation.normal_
     uniform_ = creation.uniform_
     bernoulli, multinomial = creation.bernoulli, creation.multinomial
+    # the other samplers, NaN-ignoring max/min, the integer and bit ops, fill_diagonal_, byte/char/short
+    exponential_, geometric_, cauchy_, log_normal_, random_ = (creation.exponential_, creation.geometric_,
+                                                               creation.cauchy_, creation.log_normal_, creation.random_)
+    fmax, fmin, heaviside, nextafter, gcd, lcm = pw.fmax, pw.fmin, pw.heaviside, pw.nextafter, pw.gcd, pw.lcm
+    bitwise_left_shift, bitwise_right_shift = pw.bitwise_left_shift, pw.bitwise_right_shift
+    (heaviside_, nextafter_, gcd_, lcm_, logical_not_, logical_and_, logical_or_, logical_xor_, bitwise_not_,
+     bitwise_and_, bitwise_or_, bitwise_xor_, bitwise_left_shift_, bitwise_right_shift_, fill_diagonal_) = (
+        _inplace(f"{n}_", f) for n, f in (
+            ("heaviside", pw.heaviside), ("nextafter", pw.nextafter), ("gcd", pw.gcd), ("lcm", pw.lcm),
+            ("logical_not", ew.logical_not), ("logical_and", ew.logical_and), ("logical_or", ew.logical_or),
+            ("logical_xor", ew.logical_xor), ("bitwise_not", ew.bitwise_not), ("bitwise_and", ew.bitwise_and),
+            ("bitwise_or", ew.bitwise_or), ("bitwise_xor", ew.bitwise_xor),
+            ("bitwise_left_shift", pw.bitwise_left_shift), ("bitwise_right_shift", pw.bitwise_right_shift),
+            ("fill_diagonal", pw.fill_diagonal)))
+    __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
+
+    def byte(self): return self.to(dtypes.uint8)  # noqa: E704
+
+    def char(self):
+        """Deviation: int8 is not a tinygrad_lab dtype, so this raises (PyTorch converts to int8)."""
+        raise TypeError(f"char(): tinygrad_lab has no int8 dtype (torch.int8), so a tensor of {self.dtype} cannot be "
+                        f"converted to it; use .byte() (uint8) or .int() (int32)")
+
+    def short(self):
+        """Deviation: int16 is not a tinygrad_lab dtype, so this raises (PyTorch converts to int16)."""
+        raise TypeError(f"short(): tinygrad_lab has no int16 dtype (torch.int16), so a tensor of {self.dtype} cannot "
+                        f"be converted to it; use .int() (int32)")
 
     def bernoulli_(self, p=0.5, *, generator=None):
         """Fill in place with 0 or 1, 1 with probability p (a number, or probabilities that broadcast)."""
@@ -523,6 +554,8 @@ class Tensor(TensorBase):
     sort, argsort, msort, topk, kthvalue = so.sort, so.argsort, so.msort, so.topk, so.kthvalue
     median, nanmedian, mode, unique, unique_consecutive = so.median, so.nanmedian, so.mode, so.unique, so.unique_consecutive
     bincount, histc = so.bincount, so.histc
+    aminmax, corrcoef, cov, diff, histogram = st.aminmax, st.corrcoef, st.cov, st.diff, st.histogram
+    nanmean, nansum, quantile, nanquantile = st.nanmean, st.nansum, st.quantile, st.nanquantile
     tril, triu, diag, diagonal, diag_embed, diagflat, trace = dg.tril, dg.triu, dg.diag, dg.diagonal, dg.diag_embed, \
         dg.diagflat, dg.trace
     roll, narrow, repeat, tile, movedim, unflatten, ravel, select = mv.roll, mv.narrow, mv.repeat, mv.tile, mv.movedim, \
@@ -534,6 +567,9 @@ class Tensor(TensorBase):
     masked_select, masked_scatter, take, take_along_dim = sct.masked_select, sct.masked_scatter, sct.take, \
         sct.take_along_dim
     nonzero, argwhere, count_nonzero = sct.nonzero, sct.argwhere, sct.count_nonzero
+    tensor_split, hsplit, vsplit, dsplit = ra.tensor_split, ra.hsplit, ra.vsplit, ra.dsplit
+    rot90, fliplr, flipud, kron = ra.rot90, ra.fliplr, ra.flipud, ra.kron
+    unfold, sum_to_size = ra.unfold, ra.sum_to_size
     mm, bmm, mv, dot, vdot, inner, outer, ger = la.mm, la.bmm, la.matvec, la.dot, la.vdot, la.inner, la.outer, la.ger
     addmm, addmv, addbmm, baddbmm, addr = la.addmm, la.addmv, la.addbmm, la.baddbmm, la.addr
     det, logdet, slogdet, inverse, pinverse, matrix_power = dc.det, dc.logdet, dc.slogdet, dc.inv, dc.pinv, \

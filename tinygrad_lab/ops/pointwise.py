@@ -1,6 +1,7 @@
 """More elementwise math: trigonometric and hyperbolic functions, exp and log in other bases,
-atan2, hypot, copysign, fmod, logaddexp, the finiteness tests and nan_to_num; then the fused
-forms that are compositions of ops (lerp, addcmul, addcdiv, clamp_min/max, square, ...).
+atan2, hypot, copysign, fmod, logaddexp, the NaN-ignoring fmax/fmin, heaviside, nextafter, the
+integer ops (gcd, lcm, shifts), the finiteness tests and nan_to_num; then the fused forms that
+are compositions of ops (lerp, addcmul, addcdiv, clamp_min/max, square, fill_diagonal, ...).
 
 As in elementwise.py, each op's forward computes on backend arrays and its backward is
 written with differentiable ops (gradients of gradients work). Integer inputs of the
@@ -10,12 +11,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dtypes
-from ..autograd.tensor_base import TensorBase
+from ..autograd.tensor_base import TensorBase, make
 from . import elementwise as ew
+from .activation import TORCH_TYPE_NAMES
 from .elementwise import _arr, _unary, _unbroadcast, add, div, mul, sqrt, sub
-from .op import Op, constant
-from .promotion import as_operand, binary_op, cast, promote
+from .op import Op, constant, tensor_args
+from .promotion import apply_binary, as_operand, binary_op, cast, promote
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
@@ -168,6 +172,140 @@ def logaddexp2(a, b):
     return div(logaddexp(mul(a, _LN2), mul(b, _LN2)), _LN2)
 
 
+# ---------------------------------------------------------------- NaN-ignoring max/min, heaviside, nextafter
+
+class Fmax(Op):
+    """max(a, b), where NaN loses to a number (NaN only where both are). Backward (as PyTorch): g goes
+    to a where a >= b or b is NaN, else to b; on ties all of it goes to a (maximum splits it)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = _arr(a), _arr(b)
+        ctx.save_for_backward(ctx.xp.asarray((a >= b) | (b != b)))  # True: the gradient goes to a
+        return ctx.xp.fmax(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        (to_a,) = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        mask = constant(ctx, to_a)
+        return (_unbroadcast(ctx, ew.where(mask, g, 0.0), 0) if n[0] else None,
+                _unbroadcast(ctx, ew.where(mask, 0.0, g), 1) if n[1] else None)
+
+
+class Fmin(Op):
+    """min(a, b), where NaN loses to a number. Backward: g goes to a where a <= b or b is NaN, else to b."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = _arr(a), _arr(b)
+        ctx.save_for_backward(ctx.xp.asarray((a <= b) | (b != b)))
+        return ctx.xp.fmin(a, b)
+
+    backward = Fmax.backward
+
+
+class Heaviside(Op):
+    """The step function: 0 where x < 0 (and where x is NaN), `values` where x == 0, 1 where x > 0.
+    Its output requires grad when x does, but backward raises, as PyTorch's does."""
+
+    @staticmethod
+    def forward(ctx, x, values):
+        x, v = _arr(x), _arr(values)
+        return ctx.xp.where(x == 0, v, x > 0).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, g):
+        raise RuntimeError("the derivative for 'heaviside' is not implemented (a step function has no useful "
+                           "gradient); detach() its inputs")
+
+
+class NextAfter(Op):
+    """The next float after a in the direction of b. Backward (as PyTorch): g to a where a != b, else 0;
+    none to b."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b = _float_checked(ctx, a, b, "nextafter")
+        ctx.save_for_backward(ctx.xp.asarray(a != b))
+        return ctx.xp.nextafter(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        (moved,) = ctx.saved_tensors
+        n = ctx.needs_input_grad
+        return (_unbroadcast(ctx, ew.where(constant(ctx, moved), g, 0.0), 0) if n[0] else None,
+                _unbroadcast(ctx, ew.zeros_like(g), 1) if n[1] else None)
+
+
+def _kind_checked(ctx, a, b, op: str, kinds: str, what: str) -> tuple:
+    """The arrays of a and b, or PyTorch's NotImplementedError where their result dtype's kind is not in kinds."""
+    a, b = _arr(a), _arr(b)
+    dt = ctx.xp.result_type(a, b)
+    if dt.kind not in kinds:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{TORCH_TYPE_NAMES.get(dt.name, dt.name)}\' '
+                                  f"({op} takes {what}; shapes {list(np.shape(a))} and {list(np.shape(b))})")
+    return a, b
+
+
+def _float_checked(ctx, a, b, op: str) -> tuple:
+    return _kind_checked(ctx, a, b, op, "f", "floating point tensors")
+
+
+# Deviation: a Python number is accepted on either side (PyTorch's fmax, fmin and nextafter take tensors only)
+fmax = binary_op(Fmax, "fmax", doc="elementwise max ignoring NaN, as torch.fmax (a number is accepted too)")
+fmin = binary_op(Fmin, "fmin", doc="elementwise min ignoring NaN, as torch.fmin (a number is accepted too)")
+nextafter = binary_op(NextAfter, "nextafter", doc="the next float after a towards b, as torch.nextafter "
+                                                  "(floats only; a number is accepted too)")
+
+
+@tensor_args("input", "values")
+def heaviside(input, values):  # noqa: A002 (PyTorch's parameter names)
+    """The step function, as torch.heaviside: `values` must be a tensor of input's dtype (as PyTorch)."""
+    if input._data.dtype != values._data.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different dtypes (got {input.dtype} "
+                           f"and {values.dtype}; convert values with .to(input.dtype))")
+    return apply_binary(Heaviside, input, values, "heaviside")
+
+
+# ---------------------------------------------------------------- integer ops: gcd, lcm, shifts (no gradient)
+
+def _integer_op(name: str, op: str, compute, doc: str):
+    """A binary op of integer tensors, with no gradient: compute(xp, a, b) on the arrays. Deviation (as for
+    fmax, fmin, nextafter): either operand may be a Python number, where PyTorch takes tensors only."""
+    def forward(ctx, a, b):
+        return compute(ctx.xp, *_kind_checked(ctx, a, b, op, "iu", "integer tensors"))
+
+    cls = type(name, (Op,), {"differentiable": False, "forward": staticmethod(forward), "__doc__": doc})
+    return cls, binary_op(cls, op, doc=doc)
+
+
+def _shift(xp, a, b, left: bool):
+    """a << b or a >> b as PyTorch defines the shifts NumPy leaves undefined: by a negative count or by
+    the width of the type or more, << gives 0 and >> gives the sign (0, or -1 for a negative a)."""
+    dt = xp.result_type(a, b)
+    b = xp.asarray(b)  # a number (a scalar of a's dtype) as a 0-d array: CuPy's where takes arrays
+    outside = (b < 0) | (b >= 8 * dt.itemsize)
+    count = xp.where(outside, 0, b).astype(dt, copy=False)
+    if left:
+        out = xp.where(outside, 0, xp.left_shift(a, count))
+    else:
+        out = xp.where(outside, xp.where(a < 0, -1, 0), xp.right_shift(a, count))
+    return out.astype(dt, copy=False)
+
+
+Gcd, gcd = _integer_op("Gcd", "gcd", lambda xp, a, b: xp.gcd(a, b),
+                       "The greatest common divisor of integers, >= 0 (as torch.gcd; no gradient).")
+Lcm, lcm = _integer_op("Lcm", "lcm", lambda xp, a, b: xp.lcm(a, b),
+                       "The least common multiple of integers, >= 0 (as torch.lcm; no gradient).")
+LeftShift, bitwise_left_shift = _integer_op("LeftShift", "lshift", lambda xp, a, b: _shift(xp, a, b, True),
+                                            "a << b for integer tensors (as torch.bitwise_left_shift; no gradient).")
+RightShift, bitwise_right_shift = _integer_op("RightShift", "rshift", lambda xp, a, b: _shift(xp, a, b, False),
+                                              "a >> b for integer tensors, keeping the sign "
+                                              "(as torch.bitwise_right_shift; no gradient).")
+bitwise_left_shift.__name__, bitwise_right_shift.__name__ = "bitwise_left_shift", "bitwise_right_shift"
+
+
 # ---------------------------------------------------------------- finiteness
 
 def _predicate(name: str, compute, doc: str):
@@ -289,3 +427,21 @@ def float_power(a, b):
 
 def _as_float(x):
     return x if x._data.dtype.kind == "f" else cast(x, dtypes.get_default_dtype().np)
+
+
+def fill_diagonal(x, fill_value, wrap: bool = False):
+    """x with its main diagonal (a[i, i, ...]) set to fill_value, cast to x's dtype; Tensor.fill_diagonal_
+    writes it in place. A 2-d x may be any shape; with wrap, a tall matrix's diagonal starts again every
+    columns + 1 rows (as NumPy's fill_diagonal and PyTorch). Backward: g, 0 on the diagonal."""
+    shape = tuple(x._data.shape)
+    if len(shape) < 2:
+        raise RuntimeError(f"fill_diagonal_: dimensions must be larger than 1 (got a tensor of shape {list(shape)})")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise RuntimeError(f"fill_diagonal_: all dimensions of input must be of equal length (got shape {list(shape)})")
+    mask = np.zeros(shape, dtype=bool)
+    np.fill_diagonal(mask, True, wrap=wrap)
+    backend = x._device.backend
+    fill_value = fill_value.item() if isinstance(fill_value, TensorBase) else fill_value
+    index = x._device.index or 0
+    value = make(backend.asarray(fill_value, dtype=x._data.dtype, index=index), x._device)
+    return ew.where(make(backend.asarray(mask, index=index), x._device), value, x)

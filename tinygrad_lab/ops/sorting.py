@@ -1,5 +1,5 @@
 """Sorting and order statistics: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode;
-unique / unique_consecutive, and counting: bincount, histc.
+unique / unique_consecutive, counting: bincount, histc, and searching: searchsorted, bucketize, isin.
 
 Each differentiable one is two steps: a non-differentiable op finds the indices (where the values
 come from), then `gather` picks the values. The gradient is gather's: each output's gradient goes
@@ -325,3 +325,139 @@ def _squeeze_0d(out: ValuesIndices, x) -> ValuesIndices:
     if x._data.ndim:
         return out
     return ValuesIndices(mv.reshape(out.values, ()), mv.reshape(out.indices, ()))
+
+
+# ---------------------------------------------------------------- searching sorted sequences, membership
+
+class SearchSorted(Op):
+    """Where each value would go in its row of the sorted boundaries (the last dim; one row for all
+    values when boundaries are 1-D): before the equal elements (side 'left') or after them ('right').
+    `sorter` (or None) holds the order that sorts each row. No gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, boundaries, values, side, sorter, dtype):
+        xp, b, v = ctx.xp, boundaries._data, values._data
+        if sorter is not None:
+            b = xp.take_along_axis(b, sorter._data, axis=-1)
+        if b.ndim == 1:
+            return xp.asarray(xp.searchsorted(b, v, side=side)).astype(dtype)
+        rows = math.prod(b.shape[:-1])
+        rows_b, rows_v = b.reshape(rows, b.shape[-1]), v.reshape(rows, v.shape[-1])
+        found = [xp.searchsorted(rb, rv, side=side) for rb, rv in zip(rows_b, rows_v)]
+        out = xp.stack(found) if found else xp.zeros(rows_v.shape, dtype)
+        return out.reshape(v.shape).astype(dtype)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool = False,  # noqa: A002
+                 side: str | None = None, sorter=None):
+    """For each value of `input` (a tensor or a number), the index in `sorted_sequence` where it would
+    be inserted to keep it sorted, as torch.searchsorted: before equal elements, or after them with
+    right=True / side='right'. An N-D sorted_sequence holds one sorted row per leading index, searched by
+    the values with the same leading index. `sorter` is the order that sorts an unsorted sequence
+    (argsort's). int64 indices (int32 with out_int32). Deviation: where the sequence itself holds NaN,
+    NaN counts as the largest value (NumPy's order); PyTorch's binary search then puts every value after it."""
+    side = _search_side(right, side)
+    seq = sorted_sequence
+    values = _as_search_tensor(input, seq, "searchsorted", "input")
+    if seq._data.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive dimension, but got 0 "
+                           "dimension")
+    _check_search_shapes(seq, values, scalar=not isinstance(input, TensorBase))
+    for t, what in ((seq, "boundaries"), (values, "input value")):
+        if t._data.dtype == bool:
+            raise NotImplementedError(f"torch.searchsorted(): not implemented for a bool {what} tensor")
+    if sorter is not None:
+        _check_sorter(seq, sorter)
+    return SearchSorted.apply(seq, values, side, sorter, "int32" if out_int32 else "int64")
+
+
+def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False):  # noqa: A002
+    """The bucket of each value of `input` (a tensor or a number) among the sorted 1-D `boundaries`, as
+    torch.bucketize: i with boundaries[i-1] < v <= boundaries[i] (boundaries[i-1] <= v < boundaries[i]
+    with right=True); searchsorted with the arguments the other way round."""
+    if not isinstance(boundaries, TensorBase) or boundaries._data.ndim != 1:
+        got = boundaries._data.ndim if isinstance(boundaries, TensorBase) else type(boundaries).__name__
+        raise RuntimeError(f"torch.bucketize(): boundaries tensor must be 1 dimension, but got dim({got})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def _search_side(right: bool, side: str | None) -> str:
+    """'left' or 'right' from searchsorted's two ways of saying it, which must agree."""
+    if side is None:
+        return "right" if right else "left"
+    if side not in ("left", "right"):
+        raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+    if right and side == "left":
+        raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+                           "right was True")
+    return side
+
+
+def _as_search_tensor(value, like, op: str, name: str):
+    """A tensor argument that may also be a Python number (a 0-d tensor on `like`'s device then)."""
+    if isinstance(value, TensorBase):
+        return value
+    if isinstance(value, (int, float)) or (hasattr(value, "dtype") and getattr(value, "ndim", 1) == 0):
+        return make(like._device.backend.xp.asarray(value), like._device)
+    raise TypeError(f"{op}(): argument '{name}' must be a Tensor or a number, not {type(value).__name__}")
+
+
+def _check_search_shapes(seq, values, scalar: bool) -> None:
+    """N-D boundaries need values with the same leading dims (one row of values per row of boundaries)."""
+    bs, vs = seq._data.shape, values._data.shape
+    if len(bs) == 1:
+        return
+    if scalar:
+        raise RuntimeError(f"torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+                           f"dimension is 1, but we got boundaries tensor dim({len(bs)}) and input value's dim(0) "
+                           f"numel(1)")
+    if len(vs) != len(bs) or vs[:-1] != bs[:-1]:
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           f"dimensions of boundaries tensor and input value tensor must match, but we got "
+                           f"boundaries tensor {list(bs)} and input value tensor {list(vs)}")
+
+
+def _check_sorter(seq, sorter) -> None:
+    """sorter: an int64 tensor of the boundaries' shape, each entry a position in its row."""
+    if not isinstance(sorter, TensorBase) or sorter._data.dtype != "int64":
+        got = sorter.dtype if isinstance(sorter, TensorBase) else type(sorter).__name__
+        raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but got dtype {got}")
+    if sorter._data.shape != seq._data.shape:
+        raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+                           f"tensor {list(seq._data.shape)} and got sorter tensor {list(sorter._data.shape)}")
+    s, n = sorter._data, seq._data.shape[-1]
+    if s.size and bool((s.min() < 0) | (s.max() >= n)):
+        raise RuntimeError(f"torch.searchsorted(): sorter index out of range (sorter holds {int(s.min())} to "
+                           f"{int(s.max())}, the boundaries' rows have {n} elements)")
+
+
+class IsIn(Op):
+    """Whether each element of `elements` equals some element of `test_elements` (or does not, with
+    invert); NaN equals nothing. No gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, elements, test_elements, invert):
+        found = ctx.xp.isin(elements._data, test_elements._data.reshape(-1), invert=invert)
+        return ctx.xp.asarray(found).reshape(elements._data.shape)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False):
+    """A bool tensor of elements' shape: True where the element is among test_elements, as torch.isin
+    (either one may be a number, not both; values of different dtypes compare as numbers).
+    assume_unique is accepted and changes nothing (it only lets PyTorch go faster)."""
+    if isinstance(elements, TensorBase):
+        test_elements = _as_search_tensor(test_elements, elements, "isin", "test_elements")
+    elif isinstance(test_elements, TensorBase):
+        elements = _as_search_tensor(elements, test_elements, "isin", "elements")
+    else:
+        raise TypeError(f"isin(): elements or test_elements must be a Tensor (the other may be a number), got "
+                        f"{type(elements).__name__} and {type(test_elements).__name__}")
+    for t in (elements, test_elements):
+        if t._data.dtype == bool:
+            raise RuntimeError(f"Unsupported input type encountered for isin(): Bool (elements {elements.dtype}, "
+                               f"test_elements {test_elements.dtype})")
+    return IsIn.apply(elements, test_elements, bool(invert))
