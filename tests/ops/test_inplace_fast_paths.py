@@ -197,3 +197,12 @@ def test_scipys_blas_takes_numpys_thread_limit_when_it_loads():
     if "scipy.libs" not in libs or "numpy.libs" not in libs:
         pytest.skip(f"NumPy and SciPy share one BLAS here: {libs}")
     assert libs["scipy.libs"] == 1
+
+
+@pytest.mark.parametrize("call", [lambda t: t.fill_(1), lambda t: t.add_(1), lambda t: t.add_(t, alpha=2),
+                                  lambda t: t.sqrt_(), lambda t: t.mul_(2), lambda t: t.zero_()])
+@pytest.mark.parametrize("shape", [(0,), (0, 2), (3, 0)])
+def test_in_place_ops_on_an_empty_tensor_change_nothing_and_raise_nothing(call, shape):
+    t = tl.zeros(*shape)  # NumPy gives an empty array zero strides: no element shares memory with another
+    version = t._version
+    assert call(t) is t and tuple(t.shape) == shape and t._version == version + 1

@@ -35,8 +35,8 @@ def _check_dtype(x, result_dtype, op: str) -> None:
 
 def _refuse_shared_elements(arr, op: str) -> None:
     """PyTorch's error for a write into an array whose elements share memory: a stride of 0 over a dim of
-    2 or more (an expanded tensor). NumPy refuses such writes itself (its views are read-only), CuPy does not."""
-    if 0 in arr.strides and any(st == 0 and n > 1 for n, st in zip(arr.shape, arr.strides)):
+    2 or more (an expanded tensor); an empty array has no elements to share (NumPy gives it 0 strides). NumPy refuses such writes itself (its views are read-only), CuPy does not."""
+    if 0 in arr.strides and arr.size > 1 and any(st == 0 and n > 1 for n, st in zip(arr.shape, arr.strides)):
         raise RuntimeError(_SHARED_ERROR.format(op=op))
 
 
