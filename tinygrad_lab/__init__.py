@@ -116,6 +116,11 @@ def clone(input: Tensor) -> Tensor:  # noqa: A002
     return input.clone()
 
 
+def zero_(input: Tensor) -> Tensor:  # noqa: A002
+    """input filled with zeros in place (the same tensor back), as torch.zero_ and Tensor.zero_."""
+    return input.zero_()
+
+
 def numel(input: Tensor) -> int:  # noqa: A002
     return input.numel()
 

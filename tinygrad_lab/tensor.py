@@ -403,8 +403,8 @@ class Tensor(TensorBase):
     round = ew.round
     clamp = clip = ew.clamp
 
-    def softmax(self, dim: int): return act.softmax(self, dim)  # noqa: E704
-    def log_softmax(self, dim: int): return act.log_softmax(self, dim)  # noqa: E704
+    def softmax(self, dim: int, dtype=None): return act.softmax(self, dim, dtype)  # noqa: E704
+    def log_softmax(self, dim: int, dtype=None): return act.log_softmax(self, dim, dtype)  # noqa: E704
     erf = act.erf
 
     def square(self): return ew.mul(self, self)  # noqa: E704

@@ -236,3 +236,55 @@ def test_gather_errors_like_pytorch(fn, torch):
     assert ref is not None
     with pytest.raises(type(ref)):
         fn(TL)
+
+
+# ---------------------------------------------------------------- PyTorch's odd corners of gather & co
+
+GATHER_CORNERS = {
+    "empty uint8 index with more dims": lambda m: m.gather(m.arange(5.0), 0, m.zeros(2, 0, dtype=m.uint8)),
+    "empty index larger in another dim": lambda m: m.gather(m.ones(2, 3), 1, m.zeros(5, 0, dtype=m.int64)),
+    "0-d input, 1-D index": lambda m: m.gather(m.tensor(3.0), 0, m.tensor([0, 0])),
+    "0-d input, 0-d index": lambda m: m.gather(m.tensor(3.0), 0, m.tensor(0)),
+    "1-D input, 0-d index": lambda m: m.gather(m.tensor([1.0, 2.0]), 0, m.tensor(1)),
+    "take_along_dim wraps indices along dim": lambda m: m.take_along_dim(
+        m.arange(12.0).reshape(3, 4), m.tensor([[-1, 4], [-5, 9], [0, -100]]), 1),
+    "scatter with an int32 index": lambda m: m.zeros(3, 4).scatter(0, m.tensor([[2, 0]], dtype=m.int32),
+                                                                    m.ones(1, 2)),
+    "scatter_add with an int32 index": lambda m: m.zeros(3, 4).scatter_add(
+        1, m.tensor([[3, 3]], dtype=m.int32), m.ones(1, 2)),
+    "nonzero as_tuple of a nonzero 0-d": lambda m: m.nonzero(m.tensor(2.0), as_tuple=True),
+    "nonzero as_tuple of a zero 0-d": lambda m: m.nonzero(m.tensor(0.0), as_tuple=True),
+    "zero_ the function": lambda m: m.zero_(m.ones(2, 3)),
+}
+
+
+@pytest.mark.parametrize("fn", GATHER_CORNERS.values(), ids=GATHER_CORNERS.keys())
+def test_gather_corners_match_pytorch(fn, torch):
+    check_against_torch(fn)
+
+
+def test_gather_with_an_empty_index_keeps_the_graph():
+    x = tl.ones(2, 3, requires_grad=True)
+    out = tl.gather(x, 1, tl.zeros(4, 0, dtype=tl.uint8))
+    assert tuple(out.shape) == (4, 0) and out.dtype == tl.float32 and out.requires_grad
+    out.sum().backward()
+    assert x.grad.tolist() == [[0.0] * 3] * 2
+
+
+def test_take_along_dim_wraps_like_a_python_modulo():
+    a, idx = np.arange(12.0).reshape(3, 4), np.array([[-1, -5, 4, 9]])
+    got = tl.take_along_dim(tl.tensor(a), tl.tensor(idx), 1)
+    assert np.array_equal(got.numpy(), np.take_along_axis(a, np.broadcast_to(idx % 4, (3, 4)), 1))
+    with pytest.raises(RuntimeError, match="out of bounds"):  # without dim: flattened, no wrapping (as PyTorch)
+        tl.take_along_dim(tl.tensor(a), tl.tensor([-1]))
+
+
+def test_scatter_int32_index_and_nonzero_and_zero_by_hand():
+    out = tl.zeros(3).scatter(0, tl.tensor([2, 0], dtype=tl.int32), tl.tensor([5.0, 7.0]))
+    assert out.tolist() == [7.0, 0.0, 5.0]
+    with pytest.raises(RuntimeError, match="int32/int64"):
+        tl.zeros(3).scatter(0, tl.tensor([1], dtype=tl.uint8), tl.ones(1))
+    assert [t.tolist() for t in tl.nonzero(tl.tensor(2.0), as_tuple=True)] == [[0]]
+    assert [t.tolist() for t in tl.nonzero(tl.tensor(0.0), as_tuple=True)] == [[]]
+    t = tl.ones(2)
+    assert tl.zero_(t) is t and t.tolist() == [0.0, 0.0]

@@ -261,3 +261,28 @@ def test_meshgrid_warns_and_refuses_as_pytorch(torch):
             lib.meshgrid(lib.ones(2), indexing="yx")
         with pytest.raises(RuntimeError, match="Expected 0D or 1D tensor"):
             lib.meshgrid(lib.ones(2, 2), indexing="ij")
+
+
+# ---------------------------------------------------------------- atleast_1d/2d/3d: one tensor, several, or a list
+
+ATLEAST_CALLS = {
+    "one tensor": lambda f, ts: f(ts[0]),
+    "separate tensors": lambda f, ts: f(*ts),
+    "a list": lambda f, ts: f(list(ts)),
+    "a tuple of one": lambda f, ts: f((ts[1],)),
+}
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+@pytest.mark.parametrize("call", ATLEAST_CALLS.values(), ids=ATLEAST_CALLS.keys())
+def test_atleast_nd_forms_match_pytorch(name, call, torch):
+    arrays = (np.float64(2.0), np.arange(3.0), np.ones((2, 3)), np.ones((1, 2, 3, 1)))
+    check_against_torch(lambda m: call(getattr(m, name), [m.tensor(a) for a in arrays]))
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast_nd_of_a_list_gives_numpys_shapes(name):
+    arrays = (np.float64(2.0), np.arange(3.0), np.ones((2, 3)))
+    got = getattr(tl, name)([tl.tensor(a) for a in arrays])
+    assert isinstance(got, tuple) and isinstance(getattr(tl, name)(tl.tensor(arrays[1])), tl.Tensor)
+    assert [tuple(g.shape) for g in got] == [getattr(np, name)(a).shape for a in arrays]

@@ -307,3 +307,118 @@ def test_backend_amax_is_numpy_max_on_both_sides_of_its_transposed_path(shape, d
                 got, want = be.amax(arr, axis, keepdims), arr.max(axis=axis, keepdims=keepdims)
                 assert got.shape == want.shape and got.dtype == want.dtype
                 np.testing.assert_array_equal(got, want)
+
+
+# ---------------------------------------------------------------- PyTorch's overloads and keywords
+
+UNBIASED_BY_POSITION = {
+    "x.var(True)": lambda m, x: x.var(True),
+    "x.std(False)": lambda m, x: x.std(False),
+    "x.var(1, False)": lambda m, x: x.var(1, False),
+    "var(x, 0, True, True)": lambda m, x: m.var(x, 0, True, True),
+    "std(x, 1, False, True)": lambda m, x: m.std(x, 1, False, True),
+    "x.var(1) (an int is a dim)": lambda m, x: x.var(1),
+}
+
+
+@pytest.mark.parametrize("op", UNBIASED_BY_POSITION.values(), ids=UNBIASED_BY_POSITION.keys())
+def test_var_std_take_unbiased_by_position_like_pytorch(op, torch):
+    data = [[1.0, 2.0, 4.0], [-1.0, 0.5, 3.0]]
+    check_against_torch(lambda m: value_and_grads(m, op, data))
+
+
+def test_var_std_unbiased_by_position_by_hand():
+    a = np.array([[1.0, 2.0, 4.0], [-1.0, 0.5, 3.0]])
+    x = tl.tensor(a)
+    np.testing.assert_allclose(x.var(False).numpy(), np.var(a))
+    np.testing.assert_allclose(x.var(True).numpy(), np.var(a, ddof=1))
+    np.testing.assert_allclose(tl.std(x, 1, False, True).numpy(), np.std(a, axis=1, keepdims=True))
+    np.testing.assert_allclose(x.var(1).numpy(), np.var(a, axis=1, ddof=1))  # 1 is a dim, True is not
+
+
+SOFTMAX_DTYPE = {
+    "x.softmax(1, dtype=float64)": lambda m, x: x.float().softmax(1, dtype=m.float64),
+    "x.log_softmax(0, dtype=float64)": lambda m, x: x.float().log_softmax(0, dtype=m.float64),
+    "F.softmax(dtype=float32)": lambda m, x: m.nn.functional.softmax(x, -1, dtype=m.float32),
+    "F.log_softmax(dtype=float32)": lambda m, x: m.nn.functional.log_softmax(x, 1, dtype=m.float32),
+    "F.softmin(dtype=float32)": lambda m, x: m.nn.functional.softmin(x, 0, dtype=m.float32),
+}
+
+
+@pytest.mark.parametrize("op", SOFTMAX_DTYPE.values(), ids=SOFTMAX_DTYPE.keys())
+def test_softmax_family_casts_to_dtype_first_like_pytorch(op, torch):
+    data = [[1.0, 2.0, 4.0], [-1.0, 0.5, 3.0]]
+    check_against_torch(lambda m: value_and_grads(m, op, data), rtol=1e-6, atol=1e-7)
+
+
+def test_softmax_of_integers_with_dtype_like_pytorch(torch):
+    check_against_torch(lambda m: m.tensor([[1, 2, 3], [0, 0, 9]]).softmax(1, dtype=m.float64))
+    check_against_torch(lambda m: m.tensor([[1, 2, 3], [0, 0, 9]]).log_softmax(0, dtype=m.float64))
+
+
+def test_softmax_with_dtype_by_hand():
+    a = np.array([[1, 2, 3], [0, 0, 9]])
+    out = tl.tensor(a).softmax(1, dtype=tl.float64)
+    want = np.exp(a) / np.exp(a).sum(axis=1, keepdims=True)
+    assert out.dtype is tl.float64
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(tl.tensor(a).log_softmax(1, dtype=tl.float64).numpy(), np.log(want), rtol=1e-12)
+
+
+EMPTY_DIM = {
+    "softmax": lambda m, x: x.softmax(1),
+    "log_softmax": lambda m, x: x.log_softmax(-1),
+    "F.softmin": lambda m, x: m.nn.functional.softmin(x, 1),
+    "F.log_softmax(dtype)": lambda m, x: m.nn.functional.log_softmax(x, 1, dtype=m.float32),
+}
+
+
+@pytest.mark.parametrize("op", EMPTY_DIM.values(), ids=EMPTY_DIM.keys())
+def test_softmax_family_over_an_empty_dim_is_empty_like_pytorch(op, torch):
+    check_against_torch(lambda m: value_and_grads(m, op, np.zeros((3, 0))))
+
+
+def test_softmax_over_an_empty_dim_by_hand():
+    x = tl.zeros(3, 0, requires_grad=True)
+    out = x.log_softmax(1)
+    assert tuple(out.shape) == (3, 0) and out.dtype is tl.float32
+    (out.softmax(1).sum() + out.sum()).backward()
+    assert tuple(x.grad.shape) == (3, 0)
+    assert tuple(tl.zeros(0, 4).softmax(1).shape) == (0, 4)  # an empty other dim: nothing to reduce over
+
+
+PROD_DTYPE = {
+    "prod(dtype=float64)": lambda m, x: x.float().prod(dtype=m.float64),
+    "prod(1, dtype=float64)": lambda m, x: m.prod(x.float(), 1, dtype=m.float64),
+    "prod(0, keepdim, dtype=float32)": lambda m, x: x.prod(0, keepdim=True, dtype=m.float32),
+}
+
+
+@pytest.mark.parametrize("op", PROD_DTYPE.values(), ids=PROD_DTYPE.keys())
+def test_prod_casts_to_dtype_first_like_pytorch(op, torch):
+    data = [[1.5, 2.0, -4.0], [-1.0, 0.5, 3.0]]
+    check_against_torch(lambda m: value_and_grads(m, op, data), rtol=1e-6, atol=1e-7)
+
+
+def test_prod_with_dtype_by_hand(torch):
+    check_against_torch(lambda m: m.tensor([[3, 200], [7, 250]], dtype=m.uint8).prod(1, dtype=m.float32))
+    out = tl.tensor([[3, 200], [7, 250]], dtype=tl.uint8).prod(dtype=tl.float64)
+    assert out.dtype is tl.float64 and out.item() == 3 * 200 * 7 * 250
+
+
+NORM0_DATA = [[0.0, -2.0, 0.5], [0.0, 0.0, -0.0], [3.0, -1.0, 7.0]]
+
+
+@pytest.mark.parametrize("args", [(0,), (0, 1), (0, 0, True), (0.0, -1)], ids=str)
+def test_norm_p0_counts_nonzeros_without_gradient_like_pytorch(args, torch):
+    check_against_torch(lambda m: value_and_grads(m, lambda m, x: m.norm(x, *args), NORM0_DATA))
+
+
+def test_norm_p0_by_hand():
+    a = np.array(NORM0_DATA + [[np.nan, np.inf, 0.0]])
+    x = tl.tensor(a, requires_grad=True)
+    out = x.norm(0, dim=1)
+    np.testing.assert_array_equal(out.detach().numpy(), np.count_nonzero(a, axis=1))  # nan and inf count as nonzero
+    assert out.requires_grad and out.dtype is tl.float64
+    out.sum().backward()
+    assert x.grad is None  # no gradient flows back (PyTorch's x.grad stays None too)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd.tensor_base import TensorBase
+from ..autograd.tensor_base import TensorBase, make
 from . import broadcast
 from .op import Op, tensor_args
 from .promotion import cast
@@ -126,10 +126,13 @@ class Gather(Op):
 def gather(x, dim: int, index):
     """torch.gather: out[i][j] = x[i][index[i][j]] for dim=1; index is an int tensor of x's ndim, bounds-checked."""
     d = normalize_dim(dim, x._data.ndim, "gather")
-    if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
-        got = index._data.dtype if isinstance(index, TensorBase) else type(index).__name__
-        raise RuntimeError(f"gather(): Expected dtype int64 for index, got {got}")
-    if index._data.ndim != x._data.ndim:
+    if not index._data.size:  # as PyTorch: an empty index's dtype and shape are not checked
+        return _gather_empty(x, index)
+    if index._data.dtype.kind not in "iu":  # (an index that is no tensor: tensor_args's TypeError, as PyTorch's)
+        raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index._data.dtype}")
+    if index._data.ndim != x._data.ndim or not x._data.ndim:
+        if index._data.ndim <= 1 and x._data.ndim <= 1:  # PyTorch takes a 0-d x or index as a 1-element vector
+            return _gather_vectors(x, index)
         raise RuntimeError(f"gather(): Index tensor must have the same number of dimensions as input tensor "
                            f"({index._data.ndim} vs {x._data.ndim})")
     for k, (i, n) in enumerate(zip(index._data.shape, x._data.shape)):
@@ -137,9 +140,25 @@ def gather(x, dim: int, index):
             raise RuntimeError(f"Size does not match at dimension {k} expected index {list(index._data.shape)} to be "
                                f"smaller than self {list(x._data.shape)} apart from dimension {d}")
     n, idx, dev = x._data.shape[d], index._data, index._device
-    if idx.size:  # read at once on the CPU, at the next sync on a GPU
-        dev.backend.raise_if((idx.min() < 0) | (idx.max() >= n), lambda: _gather_error(idx, d, n), dev.index or 0)
+    # read at once on the CPU, at the next sync on a GPU
+    dev.backend.raise_if((idx.min() < 0) | (idx.max() >= n), lambda: _gather_error(idx, d, n), dev.index or 0)
     return Gather.apply(x, d, index)
+
+
+def _gather_empty(x, index):
+    """gather with an empty index: an empty result of index's shape, still in x's graph (its gradient is zeros):
+    x picked at one empty integer array per dim (they broadcast to index's shape)."""
+    x1 = getitem(x, None) if not x._data.ndim else x  # a 0-d x as a 1-element vector
+    nothing = make(x._device.backend.xp.zeros(index._data.shape, dtype=np.int64), x._device)
+    return getitem(x1, (nothing,) * x1._data.ndim)
+
+
+def _gather_vectors(x, index):
+    """gather of x and index, each 0-d or 1-D, as 1-D (a 0-d one as a 1-element vector), shaped as index."""
+    x1 = getitem(x, None) if not x._data.ndim else x
+    if index._data.ndim:
+        return gather(x1, 0, index)
+    return getitem(gather(x1, 0, getitem(index, None)), 0)
 
 
 def _gather_error(idx, d: int, n: int) -> RuntimeError:

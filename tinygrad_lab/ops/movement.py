@@ -645,22 +645,39 @@ def ravel(x):
     return reshape(x, (-1,))
 
 
-def atleast_1d(x):
-    """x with at least one dim, as torch.atleast_1d."""
-    return reshape(x, (1,)) if not x._data.ndim else x
+def atleast_1d(*tensors):
+    """Each tensor with at least one dim, as torch.atleast_1d: one tensor gives a tensor; several, or one
+    list/tuple of them, give a tuple."""
+    return _each_tensor(tensors, lambda x: reshape(x, (1,)) if not x._data.ndim else x)
 
 
-def atleast_2d(x):
-    """x with at least two dims (a vector becomes a row), as torch.atleast_2d."""
-    return reshape(x, (1,) * (2 - x._data.ndim) + x._data.shape) if x._data.ndim < 2 else x
+def atleast_2d(*tensors):
+    """Each tensor with at least two dims (a vector becomes a row), as torch.atleast_2d (tensor or tuple, as
+    atleast_1d)."""
+    return _each_tensor(tensors, lambda x: reshape(x, (1,) * (2 - x._data.ndim) + x._data.shape)
+                        if x._data.ndim < 2 else x)
 
 
-def atleast_3d(x):
-    """x with at least three dims (as torch.atleast_3d: (n,) -> (1, n, 1), (m, n) -> (m, n, 1))."""
+def atleast_3d(*tensors):
+    """Each tensor with at least three dims (as torch.atleast_3d: (n,) -> (1, n, 1), (m, n) -> (m, n, 1));
+    tensor or tuple, as atleast_1d."""
+    return _each_tensor(tensors, _atleast_3d)
+
+
+def _atleast_3d(x):
     nd, shape = x._data.ndim, x._data.shape
     if nd >= 3:
         return x
     return reshape(x, (1, 1, 1) if nd == 0 else (1,) + shape + (1,) if nd == 1 else shape + (1,))
+
+
+def _each_tensor(tensors: tuple, fn):
+    """fn of the one tensor given, or a tuple of fn of each (given separately or as one list/tuple)."""
+    if len(tensors) == 1 and isinstance(tensors[0], TensorBase):
+        return fn(tensors[0])
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    return tuple(fn(t) for t in tensors)
 
 
 def hstack(tensors):

@@ -128,8 +128,10 @@ def _prod_of_others(x, axes):
 
 
 @tensor_args("x")
-def prod(x, dim=None, keepdim: bool = False):
-    """Product over dim (all by default), as torch.prod."""
+def prod(x, dim=None, keepdim: bool = False, dtype=None):
+    """Product over dim (all by default), as torch.prod; bool and integers give int64; `dtype` casts x first."""
+    if dtype is not None:
+        x = ew.cast(x, _np_dtype(dtype))
     return Prod.apply(x, normalize_dims(dim, x._data.ndim, "prod"), keepdim)
 
 
@@ -316,10 +318,13 @@ def argmin(x, dim=None, keepdim: bool = False):
 
 
 @tensor_args("x")
-def var(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None, _op: str = "var"):
+def var(x, dim=None, unbiased=None, keepdim: bool = False, *, correction=None, _op: str = "var"):
     """Variance with Bessel's correction by default (correction=1, as PyTorch); nan, with PyTorch's
-    warning, where n - correction is not positive (one element)."""
+    warning, where n - correction is not positive (one element). As PyTorch's overloads, var(x, True)
+    and var(x, dim, unbiased, keepdim) take `unbiased` by position."""
     _float_only(x, _op)
+    if isinstance(dim, bool):  # var(x, unbiased): a bool is not a dim (though Python's bool is an int)
+        dim, unbiased = None, dim
     if correction is None:
         correction = 1 if unbiased is None or unbiased else 0
     if x._data.dtype.name == "float16":  # accumulated in float32, as PyTorch: float16's sums overflow at 65504
@@ -335,10 +340,11 @@ def var(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None, _
 
 
 @tensor_args("x")
-def std(x, dim=None, *, correction=None, keepdim: bool = False, unbiased=None):
-    """Standard deviation, sqrt(var): Bessel's correction by default (correction=1, as PyTorch).
-    Where var is 0 (constant values) the gradient is 0, as PyTorch's, not sqrt's inf times 0 (nan)."""
-    v = var(x, dim, correction=correction, keepdim=keepdim, unbiased=unbiased, _op="std")
+def std(x, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    """Standard deviation, sqrt(var): Bessel's correction by default (correction=1, as PyTorch); `unbiased`
+    by position as var's. Where var is 0 (constant values) the gradient is 0, as PyTorch's, not sqrt's
+    inf times 0 (nan)."""
+    v = var(x, dim, unbiased, keepdim, correction=correction, _op="std")
     zero = ew.eq(v, 0.0)
     return ew.where(zero, 0.0, ew.sqrt(ew.where(zero, 1.0, v)))
 
@@ -375,9 +381,24 @@ class Norm2(Op):
         return ew.mul(_expand_back(ctx, ew.div(g, safe)), x), None, None
 
 
+class CountNonzero(Op):
+    """norm with p=0: how many elements over dims are nonzero (nan too), in x's dtype. Backward: no
+    gradient (None, so x.grad stays None, as PyTorch's: the count is flat wherever it is defined)."""
+
+    @staticmethod
+    def forward(ctx, x, axes, keepdim):
+        d = x._data
+        return ctx.xp.asarray((d != 0).sum(axis=axes, keepdims=keepdim), dtype=d.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None, None
+
+
 @tensor_args("x")
 def norm(x, p="fro", dim=None, keepdim: bool = False):
-    """The p-norm over dim (all elements by default): p = 2/'fro', 1, inf, -inf or any number."""
+    """The p-norm over dim (all elements by default): p = 2/'fro', 1, inf, -inf, 0 (the count of nonzeros)
+    or any number."""
     _float_only(x, "norm")
     axes = normalize_dims(dim, x._data.ndim, "norm")
     if p in ("fro", 2, 2.0):
@@ -388,9 +409,11 @@ def norm(x, p="fro", dim=None, keepdim: bool = False):
         return amin(ew.abs(x), axes, keepdim)
     if p == 1:
         return sum(ew.abs(x), axes, keepdim)
-    if isinstance(p, (int, float)) and p != 0:
+    if p == 0:
+        return CountNonzero.apply(x, axes, keepdim)
+    if isinstance(p, (int, float)):
         return ew.pow(sum(ew.pow(ew.abs(x), p), axes, keepdim), 1.0 / p)
-    raise RuntimeError(f"norm: unsupported p={p!r}; use 'fro', a non-zero number, inf or -inf")
+    raise RuntimeError(f"norm: unsupported p={p!r}; use 'fro', a number, inf or -inf")
 
 
 class _Logical(Op):

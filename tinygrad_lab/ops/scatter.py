@@ -345,6 +345,8 @@ def take_along_dim(x, indices, dim: int | None = None):
     if dim is None:
         return gather(mv.reshape(x, (-1,)), 0, mv.reshape(indices, (-1,)))
     d = normalize_dim(dim, x._data.ndim, "take_along_dim")
+    if x._data.shape[d]:  # along a dim PyTorch wraps every index, out-of-range ones too: -1 is the last, n the first
+        indices = ew.remainder(indices, x._data.shape[d])
     xs, js = list(x._data.shape), list(indices._data.shape)
     xs[d] = js[d] = 1
     common = _broadcast_shape(tuple(xs), tuple(js), "take_along_dim")
@@ -367,12 +369,10 @@ class Nonzero(Op):
 def nonzero(x, *, as_tuple: bool = False):
     """Indices of the nonzero elements: an (n, ndim) int64 tensor, or with as_tuple one 1-D tensor per dim,
     as torch.nonzero."""
-    rows = Nonzero.apply(x)
     if not as_tuple:
-        return rows
-    if not x._data.ndim:
-        return (mv.reshape(rows, (-1,)),) if rows._data.shape[0] else (make(rows._data.reshape(0), rows._device),)
-    return tuple(mv.select(rows, 1, i) for i in range(x._data.ndim))
+        return Nonzero.apply(x)
+    rows = Nonzero.apply(_nd(x))  # a 0-d x counts as one element at position 0, as in PyTorch
+    return tuple(mv.select(rows, 1, i) for i in range(rows._data.shape[1]))
 
 
 def argwhere(x):
@@ -450,8 +450,8 @@ def _index_args(x, dim, index, source, op: str):
 def _scatter_args(x, dim, index, src, op: str):
     """(dim, src) of scatter / scatter_add / scatter_reduce, checked as PyTorch does."""
     d = normalize_dim(dim, x._data.ndim, op)
-    if not isinstance(index, TensorBase) or index._data.dtype != "int64":
-        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    if not isinstance(index, TensorBase) or index._data.dtype.name not in ("int32", "int64"):  # PyTorch's two
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
     nd = max(x._data.ndim, 1)
     if max(index._data.ndim, 1) != nd or (isinstance(src, TensorBase) and max(src._data.ndim, 1) != nd):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as self tensor ({op})")
