@@ -23,7 +23,6 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from operator import is_not
 
 from . import events
 from .grad_mode import state as _grad_state
@@ -31,7 +30,6 @@ from .tensor_base import TensorBase, make, make_view, tensor_types, version_coun
 
 _node_ids = itertools.count()
 _FREED = object()  # Node._saved after the graph was freed by backward
-_NONES = itertools.repeat(None)  # None, endlessly: what needs_input_grad compares each edge with
 
 
 class Function:
@@ -154,22 +152,23 @@ class Node:
     #                                         one test per backward step instead of three (-8 bytecodes a node)
 
     def __init__(self, fn: type, device, args: tuple):
-        edges, shapes = [], []
+        edges, shapes, needs = [], [], []
         for a in args:
             if a.__class__ in tensor_types:  # isinstance(a, TensorBase)
-                edges.append(edge(a))
+                e = edge(a)
+                edges.append(e)
                 shapes.append(a._data.shape)
+                needs.append(e is not None)
             else:
                 edges.append(None)
                 shapes.append(None)
+                needs.append(False)
         self.fn = fn                            # the Function class
         self.device = device
         self.xp = device.backend.xp             # the array module forward and backward compute with
-        self.edges = edges = tuple(edges)       # per forward argument: (node, output_nr) its gradient goes to, or None
+        self.edges = tuple(edges)               # per forward argument: (node, output_nr) its gradient goes to, or None
         self.input_shapes = tuple(shapes)       # per forward argument: its shape (None for non-tensors)
-        # per forward argument: whether a gradient is wanted (an edge is not None; map of a C function:
-        # no Python frame, as a generator would make)
-        self.needs_input_grad = tuple(map(is_not, edges, _NONES))
+        self.needs_input_grad = tuple(needs)    # per forward argument: whether a gradient is wanted
         self.id = next(_node_ids)               # creation order: larger than every input node's id
         self.scope = scope_stack.items          # the nn.Modules running when it was recorded, outermost first
 
