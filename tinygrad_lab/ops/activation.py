@@ -28,6 +28,7 @@ from . import movement as mv
 from . import reduce as rd
 from .indexing import open_grid
 from .op import Op, constant, tensor_args
+from .promotion import as_float, cast_to
 from .shapes import normalize_dim
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -89,10 +90,7 @@ class Erf(Op):
 @tensor_args("x")
 def erf(x):
     """erf(x), elementwise, as torch.erf (integer inputs are computed in the default float dtype)."""
-    if x._data.dtype.kind != "f":
-        from .. import dtypes
-        x = ew.cast(x, dtypes.get_default_dtype().np)
-    return Erf.apply(x)
+    return Erf.apply(as_float(x))
 
 
 # ---------------------------------------------------------------- softmax family
@@ -173,22 +171,13 @@ def _along(fn, x, dim: int, op: str):
 @tensor_args("x")
 def softmax(x, dim: int, dtype=None):
     """softmax along dim (one op); `dtype` casts x first, as PyTorch's."""
-    if dtype is not None:
-        x = _cast(x, dtype)
-    return _along(Softmax, x, dim, "softmax")
+    return _along(Softmax, x if dtype is None else cast_to(x, dtype), dim, "softmax")
 
 
 @tensor_args("x")
 def log_softmax(x, dim: int, dtype=None):
     """log(softmax(x)) along dim, computed stably (one op); `dtype` casts x first, as PyTorch's."""
-    if dtype is not None:
-        x = _cast(x, dtype)
-    return _along(LogSoftmax, x, dim, "log_softmax")
-
-
-def _cast(x, dtype):
-    from .. import dtypes
-    return ew.cast(x, dtypes.as_dtype(dtype).np)
+    return _along(LogSoftmax, x if dtype is None else cast_to(x, dtype), dim, "log_softmax")
 
 
 # ---------------------------------------------------------------- negative log likelihood

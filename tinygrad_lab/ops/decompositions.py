@@ -20,6 +20,7 @@ from .diagonal import Tril, Triu, diag_embed, diagonal, tril
 from .indexing import getitem
 from .linalg import matmul
 from .op import Op, constant
+from .promotion import cast_to
 
 
 class LinAlgError(RuntimeError):
@@ -506,24 +507,20 @@ def vecdot(x, y, *, dim: int = -1):
 def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: A002 (PyTorch's names)
     """The ord-norm of x over dim (all elements by default), as torch.linalg.vector_norm: ord 2, 1, inf,
     -inf, 0 (the count of nonzeros) or any number."""
-    if dtype is not None:
-        x = ew.cast(x, _np_dtype(dtype))
+    x = cast_to(x, dtype)
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {x.dtype}")
     if dim is None and x._data.ndim != 1:
         flat = mv.reshape(x, (-1,))
         out = vector_norm(flat, ord, 0, False)
         return mv.reshape(out, (1,) * x._data.ndim) if keepdim else out
-    if ord == 0:
-        return rd.sum(ew.cast(ew.ne(x, 0), x._data.dtype), dim, keepdim)
     return rd.norm(x, ord, dim, keepdim)
 
 
 def matrix_norm(a, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002
     """The ord-norm of matrices (in dims `dim`), as torch.linalg.matrix_norm: 'fro', 'nuc', 1, -1, 2, -2,
     inf, -inf."""
-    if dtype is not None:
-        a = ew.cast(a, _np_dtype(dtype))
+    a = cast_to(a, dtype)
     d0, d1 = (d % a._data.ndim for d in dim)
     if ord == "fro":
         return rd.norm(a, 2, (d0, d1), keepdim)
@@ -552,8 +549,3 @@ def norm(a, ord=None, dim=None, keepdim: bool = False, *, dtype=None):  # noqa: 
         raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got "
                            f"{a._data.ndim}D.")
     return vector_norm(a, ord, dim, keepdim, dtype=dtype)
-
-
-def _np_dtype(d):
-    from .. import dtypes
-    return dtypes.as_dtype(d).np

@@ -19,7 +19,7 @@ from . import elementwise as ew
 from .activation import TORCH_TYPE_NAMES
 from .elementwise import _arr, _unary, _unbroadcast, add, div, mul, sqrt, sub
 from .op import Op, constant, tensor_args
-from .promotion import apply_binary, as_operand, binary_op, cast, promote
+from .promotion import apply_binary, as_float, as_operand, binary_op, cast, promote
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 
@@ -368,12 +368,12 @@ def reciprocal(x):
 
 def deg2rad(x):
     """Degrees to radians, as torch.deg2rad."""
-    return mul(_as_float(x), math.pi / 180.0)
+    return mul(as_float(x), math.pi / 180.0)
 
 
 def rad2deg(x):
     """Radians to degrees, as torch.rad2deg."""
-    return mul(_as_float(x), 180.0 / math.pi)
+    return mul(as_float(x), 180.0 / math.pi)
 
 
 def clamp_min(x, min):  # noqa: A002 (PyTorch's parameter names)
@@ -423,10 +423,6 @@ def float_power(a, b):
     a = cast(a, "float64") if isinstance(a, TensorBase) else float(a)
     b = cast(b, "float64") if isinstance(b, TensorBase) else float(b)
     return ew.pow(a, b)
-
-
-def _as_float(x):
-    return x if x._data.dtype.kind == "f" else cast(x, dtypes.get_default_dtype().np)
 
 
 def fill_diagonal(x, fill_value, wrap: bool = False):

@@ -41,6 +41,18 @@ def cast(x, dtype) -> TensorBase:
     return Cast.apply(x, dtype)
 
 
+def cast_to(x, dtype) -> TensorBase:
+    """x cast to `dtype` (a dtype or its name) when one is given, else x: an op's dtype= keyword
+    (sum, prod, softmax, the norms, the scans, nansum)."""
+    return x if dtype is None else cast(x, dtypes.as_dtype(dtype).np)
+
+
+def as_float(x) -> TensorBase:
+    """x, or x in the default float dtype when it is bool or integer: ops that compute in floats
+    (erf, logsumexp, deg2rad, trapezoid, ...) take integers as PyTorch does."""
+    return x if x._data.dtype.kind == "f" else cast(x, dtypes.get_default_dtype().np)
+
+
 # ---------------------------------------------------------------- promotion
 
 SCALARS = (int, float, bool)

@@ -15,7 +15,7 @@ from . import movement as mv
 from . import reduce as rd
 from .indexing import Gather
 from .op import Op
-from .promotion import cast
+from .promotion import cast, cast_to
 from .shapes import normalize_dim
 
 
@@ -166,8 +166,7 @@ def cummin(x, dim: int) -> ValuesIndices:
 
 def _with_dtype(x, dtype, integers_as_int64: bool):
     if dtype is not None:
-        from .. import dtypes
-        return cast(x, dtypes.as_dtype(dtype).np)
+        return cast_to(x, dtype)
     if integers_as_int64 and x._data.dtype.kind in "biu":
         return cast(x, "int64")
     return x

@@ -13,7 +13,7 @@ from .. import dtypes
 from . import elementwise as ew
 from .elementwise import _arr, _unbroadcast, add, div, mul, sub
 from .op import Op, constant
-from .promotion import binary_op, cast
+from .promotion import as_float, binary_op, cast
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
@@ -35,7 +35,7 @@ def _special(name: str, function: str, grad, doc: str, saves: str = "x"):
     cls = type(name, (Op,), {"forward": staticmethod(forward), "backward": staticmethod(backward), "__doc__": doc})
 
     def op(x):
-        return cls.apply(_float(x))
+        return cls.apply(as_float(x))
 
     op.__name__, op.__doc__ = name.lower(), doc
     return cls, op
@@ -74,7 +74,7 @@ def polygamma(n: int, x):
     """The n-th derivative of digamma at x, as torch.polygamma (n = 0 is digamma)."""
     if not isinstance(n, int) or n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n (got n={n})")
-    return digamma(x) if n == 0 else Polygamma.apply(n, _float(x))
+    return digamma(x) if n == 0 else Polygamma.apply(n, as_float(x))
 
 
 def mvlgamma(x, p: int):
@@ -143,15 +143,11 @@ class Sinc(Op):
 
 def sinc(x):
     """The normalized sinc function sin(pi x) / (pi x), as torch.sinc."""
-    return Sinc.apply(_float(x))
+    return Sinc.apply(as_float(x))
 
 
 def logit(x, eps: float | None = None):
     """log(x / (1 - x)), as torch.logit; with eps, x is clamped to [eps, 1 - eps] first (and the
     gradient is 0 outside that interval)."""
-    z = _float(x) if eps is None else ew.clamp(_float(x), eps, 1.0 - eps)
+    z = as_float(x) if eps is None else ew.clamp(as_float(x), eps, 1.0 - eps)
     return ew.log(div(z, sub(1.0, z)))
-
-
-def _float(x):
-    return x if x._data.dtype.kind == "f" else cast(x, dtypes.get_default_dtype().np)

@@ -7,12 +7,10 @@ has a backward of its own, and histogram (like PyTorch's) has none.
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import numbers
 from typing import NamedTuple
 
-from .. import dtypes
 from .._warn import warn
 from ..autograd.tensor_base import TensorBase, make
 from . import elementwise as ew
@@ -23,6 +21,7 @@ from .diagonal import diagonal
 from .indexing import Gather
 from .linalg import matmul
 from .op import Op, constant, tensor_args
+from .promotion import as_float, cast_to
 from .scan import cumsum
 from .shapes import normalize_dim, whole
 from .sorting import sort
@@ -46,23 +45,19 @@ class Histogram(NamedTuple):
 def nansum(x, dim=None, keepdim: bool = False, *, dtype=None):
     """Sum over dim treating NaN as 0, as torch.nansum (dim=() means all dims, as PyTorch). The
     gradient at a NaN is 0 (the `where` that drops it passes nothing back)."""
-    if dtype is not None:
-        x = ew.cast(x, dtypes.as_dtype(dtype).np)
-    return rd.sum(_nan_to_zero(x), _all_if_empty(dim), keepdim)
+    return rd.sum(_nan_to_zero(cast_to(x, dtype)), _all_if_empty(dim), keepdim)
 
 
 @tensor_args("x", op="nanmean")
 def nanmean(x, dim=None, keepdim: bool = False, *, dtype=None):
     """Mean of the elements that are not NaN over dim, as torch.nanmean (NaN where all are NaN)."""
-    if dtype is not None:
-        x = ew.cast(x, dtypes.as_dtype(dtype).np)
+    x = cast_to(x, dtype)
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {x.dtype} "
                            f"(convert with .float())")
     dim = _all_if_empty(dim)
     count = rd.sum(ew.logical_not(pw.isnan(x)), dim, keepdim)
-    with _quiet(x._device.backend.xp):  # 0/0 where all are NaN: NaN, without NumPy's warning
-        return ew.div(nansum(x, dim, keepdim), count)
+    return ew.div(nansum(x, dim, keepdim), count)  # 0/0 where all are NaN: NaN
 
 
 @tensor_args("x", op="aminmax")
@@ -138,12 +133,11 @@ def cov(x, *, correction: int = 1, fweights=None, aweights=None):
              f"observations ({n} observations, correction={correction})")
         norm = ew.mul(norm, 0) if isinstance(norm, TensorBase) else 0
     if n == 1 and (fweights is None) != (aweights is None):  # one weighted observation: it is its mean (as PyTorch)
-        centered = ew.mul(_as_float(x), 0.0)
+        centered = ew.mul(as_float(x), 0.0)
     else:
         centered = ew.sub(x, avg)
     weighted = centered if w is None else ew.mul(centered, w)
-    with _quiet(x._device.backend.xp):  # a divisor of 0 gives inf or nan, as PyTorch, without NumPy's warning
-        return mv.squeeze(ew.div(matmul(centered, mv.t(weighted)), norm))
+    return mv.squeeze(ew.div(matmul(centered, mv.t(weighted)), norm))  # a divisor of 0: inf or nan, as PyTorch
 
 
 @tensor_args("x", op="corrcoef")
@@ -152,11 +146,9 @@ def corrcoef(x):
     by the standard deviations, clipped to [-1, 1]; NaN for a variable that does not vary."""
     c = cov(x)
     if not c._data.ndim:
-        with _quiet(x._device.backend.xp):
-            return ew.div(c, c)
+        return ew.div(c, c)
     spread = ew.sqrt(diagonal(c))
-    with _quiet(x._device.backend.xp):  # a variable that does not vary: 0/0, NaN (as PyTorch, silently)
-        c = ew.div(ew.div(c, mv.unsqueeze(spread, 1)), mv.unsqueeze(spread, 0))
+    c = ew.div(ew.div(c, mv.unsqueeze(spread, 1)), mv.unsqueeze(spread, 0))  # a constant variable: 0/0, NaN
     return ew.clamp(c, -1.0, 1.0)
 
 
@@ -189,7 +181,7 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1):
     (1-D, one per sample, or broadcasting with y), or an even spacing `dx` (default 1). Integer y
     gives the default float dtype."""
     d, spacing = _trapezoid_args(y, x, dx, dim, "trapezoid")
-    y, n = _as_float(y), y._data.shape[d]
+    y, n = as_float(y), y._data.shape[d]
     if n == 0:
         return rd.sum(y, d)
     pairs = ew.add(mv.narrow(y, d, 0, n - 1), mv.narrow(y, d, 1, n - 1))
@@ -201,7 +193,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
     """The running trapezoidal integral of y along dim (one element fewer than y there), as
     torch.cumulative_trapezoid: sample points `x` or an even spacing `dx` (default 1)."""
     d, spacing = _trapezoid_args(y, x, dx, dim, "cumulative_trapezoid")
-    y, n = _as_float(y), y._data.shape[d]
+    y, n = as_float(y), y._data.shape[d]
     if n == 0:
         return y
     pairs = ew.add(mv.narrow(y, d, 0, n - 1), mv.narrow(y, d, 1, n - 1))
@@ -281,8 +273,7 @@ class HistogramCounts(Op):
         w = None if weight is None else weight._data.reshape(-1)[inside]
         hist = xp.bincount(which, weights=w, minlength=bins).astype(v.dtype)
         if density:
-            with _quiet(xp):
-                hist = hist / (hist.sum() * xp.diff(e))
+            hist = hist / (hist.sum() * xp.diff(e))
         return hist, e.copy()
 
 
@@ -296,11 +287,6 @@ def _nan_to_zero(x):
 def _all_if_empty(dim):
     """dim=() or [] means every dim for the nan-reductions, as PyTorch (sum's own dim=() differs)."""
     return None if isinstance(dim, (tuple, list)) and not dim else dim
-
-
-def _as_float(x):
-    """x, or x in the default float dtype when it is bool or integer."""
-    return x if x._data.dtype.kind == "f" else ew.cast(x, dtypes.get_default_dtype().np)
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
@@ -523,8 +509,3 @@ def _histogram_range(x, range_) -> tuple:
         raise RuntimeError(f"torch.histogramdd: dimension 0's range [{lo:g}, {hi:g}] is not finite")
     return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
 
-
-def _quiet(xp):
-    """A context without NumPy's warnings for x/0 and 0/0 (cov without degrees of freedom, density's
-    empty bins), which PyTorch computes silently; CuPy does not warn."""
-    return xp.errstate(divide="ignore", invalid="ignore") if hasattr(xp, "errstate") else contextlib.nullcontext()
