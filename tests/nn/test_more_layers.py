@@ -382,6 +382,16 @@ def test_pdist_of_equal_rows_has_gradient_zero_as_pytorch(torch, p):
     compare(torch, lambda lib, x: lib.nn.functional.pdist(x, p), [a])
 
 
+@pytest.mark.parametrize("p", [0.5, 1.5, 3.0])
+def test_a_nan_coordinate_gives_a_nan_distance_not_zero(p):
+    """The root of a p-norm is flat (value and gradient 0) only where the sum is 0: a NaN stays NaN."""
+    nan_row = tl.tensor([[float("nan"), 1.0]])
+    assert math.isnan(F.pairwise_distance(nan_row, tl.zeros(1, 2), p=p).item())
+    assert math.isnan(F.pdist(tl.tensor([[float("nan"), 1.0], [0.0, 0.0]]), p=p).item())
+    assert np.isnan(F.normalize(nan_row, p=p).numpy()).all()
+    assert math.isnan(tl.cdist(nan_row, tl.zeros(1, 2), p=p).item())
+
+
 def test_pdist_by_hand_and_by_finite_differences():
     x = tl.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]], dtype=tl.float64)
     np.testing.assert_allclose(F.pdist(x).numpy(), [5.0, 10.0, 5.0])  # pairs (0,1), (0,2), (1,2)

@@ -43,6 +43,7 @@ from ..ops import inplace as ip
 from ..ops import linalg as la
 from ..ops import movement as mv
 from ..ops import normalization as norm
+from ..ops import pointwise as pw
 from ..ops import reduce as rd
 from ..ops import scatter as sct
 from ..ops.activation import logsigmoid
@@ -50,6 +51,7 @@ from ..ops.broadcast import broadcast_to
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.movement import pad
 from ..ops.op import tensor_args
+from ..ops.promotion import raise_broadcast
 
 __all__ = [
     "linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "tanh", "sigmoid", "logsigmoid", "softplus",
@@ -949,8 +951,7 @@ def _p_norm(x, p: float, dim: int, keepdim: bool):
     total = rd.sum(ew.pow(a, p), dim, keepdim)
     if p < 0:
         return ew.pow(total, 1.0 / p)
-    some = ew.gt(total, 0)  # the root only where the sum is positive: elsewhere 0, with gradient 0
-    return ew.where(some, ew.pow(ew.where(some, total, 1.0), 1.0 / p), 0.0)
+    return pw.pow_flat_at_zero(total, 1.0 / p)
 
 
 def _raise_value_only(t, low: float):
@@ -969,24 +970,19 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
         common = x1 if dtypes.promote_types(x1.dtype, x2.dtype) == x1.dtype else x2
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {act.type_name(common)} "
                            f"(cosine_similarity of {_shape(x1)} and {_shape(x2)})")
-    shape = _broadcast_shape(x1, x2)
+    shape = _broadcast_shape(x1, x2, "cosine_similarity")
     x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
     n1 = _raise_value_only(rd.norm(x1, 2, dim, keepdim=True), eps)
     n2 = _raise_value_only(rd.norm(x2, 2, dim, keepdim=True), eps)
     return rd.sum(ew.mul(ew.div(x1, n1), ew.div(x2, n2)), dim)
 
 
-def _broadcast_shape(a, b) -> tuple:
+def _broadcast_shape(a, b, op: str) -> tuple:
     """The shape a and b broadcast to, or PyTorch's error naming the first dim (from the right) that clashes."""
-    sa, sb = a._data.shape, b._data.shape
     try:
-        return np.broadcast_shapes(sa, sb)
-    except ValueError:
-        n = max(len(sa), len(sb))
-        pa, pb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
-        d = next(i for i in reversed(range(n)) if 1 not in (pa[i], pb[i]) and pa[i] != pb[i])
-        raise RuntimeError(f"The size of tensor a ({pa[d]}) must match the size of tensor b ({pb[d]}) at "
-                           f"non-singleton dimension {d}") from None
+        return np.broadcast_shapes(a._data.shape, b._data.shape)
+    except ValueError as e:
+        raise_broadcast(a, b, op, e)
 
 
 @tensor_args("input")

@@ -376,6 +376,14 @@ def rad2deg(x):
     return mul(as_float(x), 180.0 / math.pi)
 
 
+def pow_flat_at_zero(t, exponent: float):
+    """t ** exponent for t >= 0, with value and gradient 0 where t is 0 (pow's gradient there is inf or
+    nan for exponents below 1) and nan where t is: the powers and roots of p-norms whose gradient at a
+    zero vector is 0, as PyTorch's (cdist, pdist, pairwise_distance, normalize)."""
+    zero = ew.eq(t, 0.0)
+    return ew.where(zero, 0.0, ew.pow(ew.where(zero, 1.0, t), exponent))
+
+
 def clamp_min(x, min):  # noqa: A002 (PyTorch's parameter names)
     """max(x, min), as torch.clamp_min."""
     return ew.clamp(x, min=min)

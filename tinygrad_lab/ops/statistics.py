@@ -222,8 +222,8 @@ def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if
         return rd.norm(differences, 2, -1)  # Norm2: gradient 0 at zero distance
     if p == math.inf:
         return MaxNorm.apply(differences)
-    powers = _safe_pow(ew.abs(differences), p)
-    return _safe_pow(rd.sum(powers, -1), 1.0 / p)
+    powers = pw.pow_flat_at_zero(ew.abs(differences), p)
+    return pw.pow_flat_at_zero(rd.sum(powers, -1), 1.0 / p)
 
 
 class MaxNorm(Op):
@@ -460,13 +460,6 @@ def _check_cdist(x1, x2, p, compute_mode: str) -> None:
         raise RuntimeError(f"cdist only supports non-negative p values (got p={p!r})")
     if compute_mode not in _COMPUTE_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode (one of {', '.join(_COMPUTE_MODES)})")
-
-
-def _safe_pow(t, exponent: float):
-    """t ** exponent for t >= 0, with value and gradient 0 where t is 0 (pow's gradient there is inf
-    or nan for exponents below 1): cdist's general p."""
-    zero = ew.eq(t, 0.0)
-    return ew.where(zero, 0.0, ew.pow(ew.where(zero, 1.0, t), exponent))
 
 
 def _check_histogram(x, bins, range_, weight) -> None:
