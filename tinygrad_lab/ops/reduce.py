@@ -156,13 +156,13 @@ class _ExtremumDim(Op):
 
     @classmethod
     def forward(cls, ctx, x, dim, keepdim):
-        xp = ctx.xp
         d = x._data
         if d.size == 0:
             _nonempty(cls.arg[3:], d.shape, (dim,))
-        idx = getattr(xp, cls.arg)(d, axis=dim, keepdims=True).astype("int64", copy=False)
-        values = getattr(d, cls.arg[3:])(axis=dim, keepdims=True)  # the extreme itself: d.max is 10x
-        #                    cheaper than take_along_axis(d, idx) on small rows (bilstm_crf's CRF: 11.5 -> 6 us)
+        # the array's own methods: np.argmax(d) is 7x slower on a short row (1.2 us against 0.16), and the
+        # extreme itself is cheaper from d.max than from take_along_axis(d, idx) (bilstm_crf's CRF: 11.5 -> 6 us)
+        idx = getattr(d, cls.arg)(axis=dim, keepdims=True).astype("int64", copy=False)
+        values = getattr(d, cls.arg[3:])(axis=dim, keepdims=True)
         if not keepdim:
             values, idx = values.squeeze(dim), idx.squeeze(dim)
         ctx.dim, ctx.keepdim, ctx.axes = dim, keepdim, (dim,)
