@@ -354,3 +354,34 @@ def test_validation_records_no_graph():
         d.log_prob(tl.tensor(2))
     assert created == ["Sum", "Div"]
     assert not {"Sub", "Abs", "Remainder"} & set(recorded), recorded
+
+
+_CHECKED = np.array([[-1.5, 0.0, 0.25, 0.75], [1.0, 2.0, np.nan, 0.0], [0.1, 0.2, 0.3, 0.4]])
+CONSTRAINTS = {
+    "real": lambda c: c.real, "boolean": lambda c: c.boolean, "positive": lambda c: c.positive,
+    "nonnegative": lambda c: c.nonnegative, "unit_interval": lambda c: c.unit_interval,
+    "simplex": lambda c: c.simplex, "one_hot": lambda c: c.one_hot, "real_vector": lambda c: c.real_vector,
+    "greater_than(0.1)": lambda c: c.greater_than(0.1), "greater_than_eq(0.1)": lambda c: c.greater_than_eq(0.1),
+    "less_than(0.5)": lambda c: c.less_than(0.5), "interval(0, 1)": lambda c: c.interval(0.0, 1.0),
+    "half_open_interval(0, 1)": lambda c: c.half_open_interval(0.0, 1.0),
+    "integer_interval(0, 2)": lambda c: c.integer_interval(0, 2),
+    "independent(positive, 1)": lambda c: c.independent(c.positive, 1),
+}
+
+
+@pytest.mark.parametrize("make", CONSTRAINTS.values(), ids=CONSTRAINTS)
+def test_constraint_checks_match_pytorch(make, torch):
+    """Each constraint's check, computed on the backend's arrays, against PyTorch's on the same values
+    (negative, zero, fractional, whole, nan; rows that are and are not a simplex or one-hot)."""
+    values = [_CHECKED, np.eye(4)[[0, 2]], np.array([[0.0, 1.0, 1.0, 0.0]])]
+    for v in values:
+        ours = make(D.constraints).check(tl.tensor(v))
+        theirs = make(torch.distributions.constraints).check(torch.tensor(v))
+        assert ours.dtype == tl.bool and ours.shape == tuple(theirs.shape)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_interval_check_with_tensor_bounds_by_hand():
+    """A Uniform's support has the parameter tensors as its bounds: compared elementwise."""
+    support = D.Uniform(tl.tensor([0.0, 1.0]), tl.tensor([1.0, 3.0])).support
+    assert support.check(tl.tensor([0.5, 0.5])).tolist() == [True, False]

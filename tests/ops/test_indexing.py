@@ -37,6 +37,11 @@ GETITEM = {
     "bool mask with a slice": lambda m, x: x[:, m.tensor([True, False, True])],
     "all-False mask": lambda m, x: x[x > 100],
     "empty int index": lambda m, x: x[m.tensor([], dtype=m.int64)],
+    "True then an int (adds a dim)": lambda m, x: x[True, 0],
+    "False then an int (empty)": lambda m, x: x[False, 0],
+    "True between a slice and an int": lambda m, x: x[True, :, 0],
+    "0-d tensor, slice, int": lambda m, x: x[m.tensor(1), :, 0],
+    "int and a bool mask": lambda m, x: x[0, m.tensor([True, False, True])],
 }
 
 

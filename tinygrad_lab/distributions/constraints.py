@@ -3,11 +3,14 @@
 A constraint's `check(value)` gives a bool tensor, True where value satisfies it; `event_dim`
 says how many rightmost dims make one event (checked together). Distributions use them to
 validate their arguments and the values given to `log_prob`.
+
+A check is part of no gradient, so it is written on the backend's arrays (`_checked`): one tensor
+made per check instead of one op per comparison (a Categorical's simplex check was seven ops,
+about 20 us of a reinforcement-learning step's 130).
 """
 from __future__ import annotations
 
-from ..ops import elementwise as ew
-from ..ops import reduce as rd
+from ..autograd.tensor_base import TensorBase, make
 
 __all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq", "independent",
            "integer_interval", "interval", "less_than", "nonnegative", "one_hot", "positive", "real",
@@ -19,6 +22,12 @@ def _bound(value) -> str:
     if hasattr(value, "numel"):
         return str(value.item()) if value.numel() == 1 else repr(value.detach())
     return str(value)
+
+
+def _checked(test, value, *bounds):
+    """test(array, *bounds) on value's array (and each tensor bound's), as a bool tensor on value's device."""
+    arrays = [b._data if isinstance(b, TensorBase) else b for b in bounds]
+    return make(value._device.backend.xp.asarray(test(value._data, *arrays)), value._device)
 
 
 class Constraint:
@@ -50,14 +59,14 @@ def is_dependent(constraint) -> bool:
 
 class _Real(Constraint):
     def check(self, value):
-        return ew.eq(value, value)  # false only for nan
+        return _checked(lambda v: v == v, value)  # false only for nan
 
 
 class _Boolean(Constraint):
     is_discrete = True
 
     def check(self, value):
-        return ew.logical_or(ew.eq(value, 0), ew.eq(value, 1))
+        return _checked(lambda v: (v == 0) | (v == 1), value)
 
 
 class _GreaterThan(Constraint):
@@ -65,7 +74,7 @@ class _GreaterThan(Constraint):
         self.lower_bound = lower_bound
 
     def check(self, value):
-        return ew.lt(self.lower_bound, value)
+        return _checked(lambda v, lo: lo < v, value, self.lower_bound)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__[1:]}(lower_bound={_bound(self.lower_bound)})"
@@ -73,7 +82,7 @@ class _GreaterThan(Constraint):
 
 class _GreaterThanEq(_GreaterThan):
     def check(self, value):
-        return ew.le(self.lower_bound, value)
+        return _checked(lambda v, lo: lo <= v, value, self.lower_bound)
 
 
 class _LessThan(Constraint):
@@ -81,7 +90,7 @@ class _LessThan(Constraint):
         self.upper_bound = upper_bound
 
     def check(self, value):
-        return ew.lt(value, self.upper_bound)
+        return _checked(lambda v, hi: v < hi, value, self.upper_bound)
 
     def __repr__(self) -> str:
         return f"LessThan(upper_bound={_bound(self.upper_bound)})"
@@ -94,7 +103,7 @@ class _Interval(Constraint):
         self.lower_bound, self.upper_bound = lower_bound, upper_bound
 
     def check(self, value):
-        return ew.logical_and(ew.le(self.lower_bound, value), ew.le(value, self.upper_bound))
+        return _checked(lambda v, lo, hi: (lo <= v) & (v <= hi), value, self.lower_bound, self.upper_bound)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__[1:]}(lower_bound={_bound(self.lower_bound)}, "
@@ -105,7 +114,7 @@ class _HalfOpenInterval(_Interval):
     """lower_bound <= value < upper_bound."""
 
     def check(self, value):
-        return ew.logical_and(ew.le(self.lower_bound, value), ew.lt(value, self.upper_bound))
+        return _checked(lambda v, lo, hi: (lo <= v) & (v < hi), value, self.lower_bound, self.upper_bound)
 
 
 class _IntegerInterval(_Interval):
@@ -114,7 +123,8 @@ class _IntegerInterval(_Interval):
     is_discrete = True
 
     def check(self, value):
-        return ew.logical_and(ew.eq(ew.remainder(value, 1), 0), super().check(value))
+        return _checked(lambda v, lo, hi: (v % 1 == 0) & (lo <= v) & (v <= hi), value, self.lower_bound,
+                        self.upper_bound)
 
 
 class _Simplex(Constraint):
@@ -123,8 +133,7 @@ class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value):
-        nonnegative = rd.all(ew.ge(value, 0), -1)
-        return ew.logical_and(nonnegative, ew.lt(ew.abs(ew.sub(rd.sum(value, -1), 1)), 1e-6))
+        return _checked(lambda v: (v >= 0).all(-1) & (abs(v.sum(-1) - 1) < 1e-6), value)
 
 
 class _OneHot(Constraint):
@@ -134,7 +143,7 @@ class _OneHot(Constraint):
     event_dim = 1
 
     def check(self, value):
-        return ew.logical_and(rd.all(boolean.check(value), -1), ew.eq(rd.sum(value, -1), 1))
+        return _checked(lambda v: ((v == 0) | (v == 1)).all(-1) & (v.sum(-1) == 1), value)
 
 
 class _IndependentConstraint(Constraint):
@@ -154,9 +163,8 @@ class _IndependentConstraint(Constraint):
 
     def check(self, value):
         result = self.base_constraint.check(value)
-        for _ in range(self.reinterpreted_batch_ndims):
-            result = rd.all(result, -1)
-        return result
+        axes = tuple(range(-self.reinterpreted_batch_ndims, 0))
+        return _checked(lambda r: r.all(axes), result)
 
     def __repr__(self) -> str:
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"

@@ -166,7 +166,7 @@ def _holds(constraint, value) -> bool:
     """Whether value satisfies constraint everywhere. A check is not part of any gradient: it records
     no graph (a Categorical's simplex check on probs that require grad made three nodes)."""
     with no_grad():
-        return bool(constraint.check(value).all())
+        return bool(constraint.check(value)._data.all())
 
 
 def _short(value) -> str:
