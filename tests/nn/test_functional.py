@@ -592,6 +592,12 @@ ERRORS = {
                          r"approximate argument must be either none or tanh\."),
     "smooth_l1 negative beta": (lambda F, m: F.smooth_l1_loss(m.randn(3), m.randn(3), beta=-1.0), RuntimeError,
                                 r"smooth_l1_loss does not support negative values for beta\."),
+    "huber non-positive delta": (lambda F, m: F.huber_loss(m.randn(3), m.randn(3), delta=0.0), RuntimeError,
+                                 r"huber_loss does not support non-positive values for delta"),
+    "smooth_l1 of integers": (lambda F, m: F.smooth_l1_loss(m.tensor([1, 2]), m.tensor([0, 0])), NotImplementedError,
+                              r"not implemented for 'Long'"),
+    "huber of integers": (lambda F, m: F.huber_loss(m.tensor([1, 2]), m.tensor([0, 0])), NotImplementedError,
+                          r"not implemented for 'Long'"),
     "softmax of integers": (lambda F, m: F.softmax(m.tensor([1, 2]), 0), NotImplementedError,
                             r"not implemented for 'Long'"),
     "linear shapes": (lambda F, m: F.linear(m.randn(64, 32), m.randn(128, 64)), RuntimeError,
@@ -617,3 +623,26 @@ def test_error_table_matches_pytorchs_own_errors(name, torch):
     fn, exc, pattern = ERRORS[name]
     with pytest.raises(exc, match=pattern):
         fn(TF, torch)
+
+
+@pytest.mark.parametrize("name", ["smooth_l1_loss", "huber_loss"])
+def test_smooth_l1_and_huber_at_the_kink_broadcast_and_second_order(name, torch):
+    """One op each (SmoothL1): values at |d| = beta exactly and at d = 0, an input and a target that
+    broadcast ((1, 5) against (3, 1)), their gradients, and the gradient of a gradient, against PyTorch."""
+    x = np.array([[-1.5, -0.5, 0.0, 0.5, 1.5]])
+    t = np.array([[0.0], [1.0], [-0.5]])
+    v = np.linspace(-1.0, 1.0, 5).reshape(1, 5)
+    results = []
+    for m in (tl, torch):
+        xt, tt = m.tensor(x, requires_grad=True), m.tensor(t, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the size warning, which both give
+            loss = getattr(m.nn.functional, name)(xt * 1.5, tt, reduction="sum", **{"beta" if name[0] == "s" else
+                                                                                    "delta": 0.75})
+        gx, gt = m.autograd.grad(loss, (xt, tt), create_graph=True)
+        (ggx,) = m.autograd.grad((gx * m.tensor(v)).sum() + gt.sum(), (xt,))
+        results.append([a.detach().numpy() for a in (loss, gx, gt, ggx)])
+    for ours, theirs, what in zip(*results, ("loss", "d/dx", "d/dt", "second order")):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14, err_msg=what)
+    assert tl.nn.functional.smooth_l1_loss(tl.randn(3, requires_grad=True), tl.randn(3)).grad_fn.name() == \
+        "MeanBackward"

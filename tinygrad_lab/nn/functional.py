@@ -695,11 +695,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    z = ew.abs(ew.sub(input, target))
     if beta == 0.0:
-        return _reduce(z, reduction)
-    loss = ew.where(ew.lt(z, beta), ew.div(ew.mul(ew.mul(z, 0.5), z), beta), ew.sub(z, 0.5 * beta))
-    return _reduce(loss, reduction)
+        return _reduce(ew.abs(ew.sub(input, target)), reduction)
+    return _reduce(act.smooth_l1(input, target, beta, False, "smooth_l1"), reduction)
 
 
 @tensor_args("input", "target")
@@ -707,9 +705,9 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     """0.5 * z**2 where z = |input - target| < delta, else delta * (z - 0.5 * delta)."""
     _warn_size(input, target)
     reduction = _reduction(reduction)
-    z = ew.abs(ew.sub(input, target))
-    loss = ew.where(ew.lt(z, delta), ew.mul(ew.mul(z, 0.5), z), ew.mul(ew.sub(z, 0.5 * delta), delta))
-    return _pointwise_loss(loss, input, weight, reduction, "numel")
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}.")
+    return _pointwise_loss(act.smooth_l1(input, target, delta, True, "huber"), input, weight, reduction, "numel")
 
 
 def _check_target_dtype(target):

@@ -14,6 +14,7 @@ gradients come for free. The Functions here are the exceptions, each for a reaso
 - Elu           expm1 for accuracy near 0 (exp(x) - 1 loses digits there).
 - LogSigmoid    min(x, 0) - log1p(exp(-|x|)), which never overflows.
 - BinaryCrossEntropy  PyTorch's clamped logs (>= -100) and its clamped gradient.
+- SmoothL1      smooth_l1_loss and huber_loss: one node instead of nine, the gradient a clamp.
 
 As everywhere in `ops/`, forward computes on backend arrays (`ctx.xp`) and
 backward is written with differentiable ops, so gradients of gradients work.
@@ -22,13 +23,14 @@ from __future__ import annotations
 
 import math
 
+from . import broadcast
 from . import elementwise as ew
 from . import linalg as la
 from . import movement as mv
 from . import reduce as rd
 from .indexing import open_grid
 from .op import Op, constant, tensor_args
-from .promotion import as_float, cast_to
+from .promotion import as_float, cast_to, promote
 from .shapes import normalize_dim
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -327,3 +329,42 @@ class BinaryCrossEntropy(Op):
         if n[1]:
             gt = ew.mul(g, ew.sub(ew.log1p(ew.neg(x)), ew.log(x)))
         return gx, gt
+
+
+class SmoothL1(Op):
+    """Elementwise smooth L1 of d = x - t with threshold beta > 0: 0.5 d²/beta where |d| < beta, else
+    |d| - 0.5 beta; with huber=True Huber's loss, beta times that: 0.5 d² and beta (|d| - 0.5 beta).
+    Backward: d/dx = g * (d / beta where |d| < beta, else sign(d)) (Huber: d, else beta sign(d)), d/dt
+    the same negated, each summed back to its input's shape. (A clamp would give the same slope, but
+    the slope's own derivative at |d| = beta would be 1 / beta, where PyTorch's is 0.)"""
+
+    @staticmethod
+    def forward(ctx, x, t, beta, huber):
+        ctx.save_for_backward(x, t)
+        ctx.beta, ctx.huber = beta, huber
+        z = ctx.xp.abs(x._data - t._data)
+        if huber:
+            return ctx.xp.where(z < beta, 0.5 * z * z, beta * (z - 0.5 * beta))
+        return ctx.xp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, t = ctx.saved_tensors
+        d, beta = ew.sub(x, t), ctx.beta
+        inner = ew.lt(ew.abs(d), beta)
+        if ctx.huber:
+            gd = ew.mul(g, ew.where(inner, d, ew.mul(ew.sign(d), beta)))
+        else:
+            gd = ew.mul(g, ew.where(inner, ew.div(d, beta), ew.sign(d)))
+        n = ctx.needs_input_grad
+        gx = broadcast.sum_to(gd, ctx.input_shapes[0]) if n[0] else None
+        gt = broadcast.sum_to(ew.neg(gd), ctx.input_shapes[1]) if n[1] else None
+        return gx, gt, None, None
+
+
+def smooth_l1(x, t, beta: float, huber: bool, op: str):
+    """The elementwise loss of smooth_l1_loss (huber=False) or huber_loss (huber=True), x and t promoted
+    to one floating dtype (integers: PyTorch's NotImplementedError)."""
+    x, t = promote(x, t, op=op)
+    _float_input(x, op)
+    return SmoothL1.apply(x, t, float(beta), huber)
