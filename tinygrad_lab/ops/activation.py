@@ -14,7 +14,7 @@ gradients come for free. The Functions here are the exceptions, each for a reaso
 - Elu           expm1 for accuracy near 0 (exp(x) - 1 loses digits there).
 - LogSigmoid    min(x, 0) - log1p(exp(-|x|)), which never overflows.
 - BinaryCrossEntropy  PyTorch's clamped logs (>= -100) and its clamped gradient.
-- SmoothL1      smooth_l1_loss and huber_loss: one node instead of nine, the gradient a clamp.
+- SmoothL1      smooth_l1_loss and huber_loss: one node instead of nine, the slope d/beta or sign(d).
 
 As everywhere in `ops/`, forward computes on backend arrays (`ctx.xp`) and
 backward is written with differentiable ops, so gradients of gradients work.
