@@ -5,7 +5,7 @@ import numpy as np
 
 import tinygrad_lab as tl
 
-DTYPE_NAMES = ("bool", "uint8", "int32", "int64", "float16", "float32", "float64")
+DTYPE_NAMES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64")
 FLOAT_NAMES = ("float16", "float32", "float64")
 
 

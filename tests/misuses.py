@@ -512,7 +512,7 @@ CORPUS: dict[str, Misuse] = {
                               lambda m: m.tensor(np.zeros(2, np.complex64)),
                               torch=Differs("tinygrad_lab has no complex dtypes; PyTorch does", None)),
     "from_numpy_uint16": E(TypeError, ("unsupported dtype", "uint16"), lambda m: m.from_numpy(np.zeros(2, np.uint16)),
-                           torch=Differs("tinygrad_lab has 7 dtypes (no uint16); PyTorch 2 has uint16", None)),
+                           torch=Differs("tinygrad_lab has 9 dtypes (no uint16); PyTorch 2 has uint16", None)),
     "normal_negative_std": E(RuntimeError, ("normal", "std", "-1"), lambda m: m.normal(0.0, -1.0, size=(2,))),
     "default_dtype_int": E(TypeError, ("default", "int64"), lambda m: m.set_default_dtype(m.int64)),
     "dtype_not_a_dtype": E(TypeError, ("dtype", "5"), lambda m: m.zeros(2, dtype=5)),

@@ -167,7 +167,7 @@ def test_read_idx_uint8_images_and_labels(tmp_path, images_labels, gz):
     ti[0, 0, 0] = 1  # a writable copy, not a view of the file's bytes
 
 
-@pytest.mark.parametrize("dtype, expect", [(np.int8, tl.int32), (np.int16, tl.int32), (np.int32, tl.int32),
+@pytest.mark.parametrize("dtype, expect", [(np.int8, tl.int8), (np.int16, tl.int16), (np.int32, tl.int32),
                                            (np.float32, tl.float32), (np.float64, tl.float64)])
 def test_read_idx_other_element_types(tmp_path, dtype, expect):
     arr = (np.arange(24).reshape(2, 3, 4) - 12).astype(dtype)

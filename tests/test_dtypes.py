@@ -17,7 +17,7 @@ from ._helpers import DTYPE_NAMES, FLOAT_NAMES, assert_like_torch, dtype_name, p
 # ================================================================ dtype objects
 
 ALIASES = [("float", "float32"), ("double", "float64"), ("long", "int64"), ("half", "float16"),
-           ("int", "int32"), ("bool", "bool")]
+           ("int", "int32"), ("short", "int16"), ("bool", "bool")]
 
 
 @pytest.mark.parametrize("alias,canonical", ALIASES)
@@ -201,6 +201,8 @@ HAND_RULES = [
     (("dim", "bool"), ("scalar", "bool"), "+", "bool"),
     (("dim", "int32"), ("dim", "int64"), "+", "int64"),         # two dimensioned tensors: the larger type
     (("dim", "uint8"), ("dim", "int32"), "+", "int32"),
+    (("dim", "uint8"), ("dim", "int8"), "+", "int16"),          # neither holds the other's values
+    (("dim", "uint8"), ("0d", "int8"), "+", "uint8"),           # ... but a 0-d int8 ranks below
     (("dim", "float16"), ("dim", "int64"), "+", "float16"),     # a float category beats any int
     (("dim", "int32"), ("0d", "int64"), "+", "int32"),          # a 0-d tensor ranks below a dimensioned one ...
     (("dim", "float16"), ("0d", "float64"), "+", "float16"),
@@ -221,9 +223,42 @@ def test_promotion_hand_rules(a, b, op, expected):
     assert OPS[op](operand(tl, *b), operand(tl, *a)).dtype is getattr(tl, expected)  # symmetric
 
 
+# ================================================================ int8 and int16 in ops
+
+SMALL_INT_OPS = {
+    "+ a number that wraps": lambda m, x: x + 200, "* itself (wraps)": lambda m, x: x * x, "neg": lambda m, x: -x,
+    "abs": lambda m, x: x.abs(), "sum -> int64": lambda m, x: x.sum(), "cumsum -> int64": lambda m, x: x.cumsum(0),
+    "prod": lambda m, x: x.prod(), "/ -> float": lambda m, x: x / 3, "//": lambda m, x: x // 3,
+    "%": lambda m, x: x % 3, "**": lambda m, x: x ** 2, "argmax": lambda m, x: x.argmax(),
+    "max": lambda m, x: x.max(), "==": lambda m, x: x == 3, "<<": lambda m, x: x << 2, "&": lambda m, x: x & 7,
+    "float()": lambda m, x: x.float(), "clamp": lambda m, x: x.clamp(-5, 5), "sort": lambda m, x: x.sort().values,
+    "+ uint8 -> int16": lambda m, x: x + m.tensor([1, 2, 3, 4, 5, 6], dtype=m.uint8),
+    "sign": lambda m, x: x.sign(), "where": lambda m, x: m.where(x > 0, x, 0), "sub_": lambda m, x: x.clone().sub_(100),
+    "mean refused": lambda m, x: x.mean(), "div_ refused": lambda m, x: x.clone().div_(2),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+@pytest.mark.parametrize("op", SMALL_INT_OPS.values(), ids=SMALL_INT_OPS.keys())
+def test_int8_and_int16_compute_like_pytorch(op, dtype, torch):
+    """Values at the type's edges: overflow wraps (two's complement), reductions widen to int64, promotion
+    with uint8 gives int16, and what PyTorch refuses for integers is refused here too."""
+    low = np.iinfo(dtype).min
+    values = np.array([low, 3, 127, 0, -1, 100], dtype=dtype)
+    try:
+        want = op(torch, torch.tensor(values))
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            op(tl, tl.tensor(values))
+        return
+    got = op(tl, tl.tensor(values))
+    assert dtype_name(got.dtype) == dtype_name(want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 # ================================================================ unsupported dtypes
 
-UNSUPPORTED = ["complex64", "complex128", "uint16", "uint32", "uint64", "int8", "int16"]
+UNSUPPORTED = ["complex64", "complex128", "uint16", "uint32", "uint64"]
 FROM_ARRAY = {"tensor": tl.tensor, "as_tensor": tl.as_tensor, "from_numpy": tl.from_numpy}
 
 
@@ -234,7 +269,7 @@ def test_unsupported_numpy_dtype_is_a_type_error_naming_it(factory, np_dtype):
         factory(np.zeros(3, dtype=np_dtype))
 
 
-@pytest.mark.parametrize("np_dtype", ["complex64", "uint16", "int8"])
+@pytest.mark.parametrize("np_dtype", ["complex64", "uint16", "uint64"])
 def test_unsupported_dtype_argument_is_a_type_error_naming_it(np_dtype):
     with pytest.raises(TypeError, match=np_dtype):
         tl.zeros(2, dtype=np.dtype(np_dtype))

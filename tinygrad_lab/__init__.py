@@ -46,8 +46,8 @@ from .ops.elementwise import bitwise_and, bitwise_not, bitwise_or, bitwise_xor, 
 from .random import get_rng_state, set_rng_state
 from ._format import set_printoptions
 from .ops.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
-from .ops.scatter import (argwhere, count_nonzero, index_add, index_copy, index_fill, index_select, masked_fill,
-                          masked_scatter, masked_select, nonzero, repeat_interleave, scatter, scatter_add,
+from .ops.scatter import (argwhere, count_nonzero, index_add, index_copy, index_fill, index_put, index_select,
+                          masked_fill, masked_scatter, masked_select, nonzero, repeat_interleave, scatter, scatter_add,
                           scatter_reduce, take, take_along_dim, where)
 from .ops.sorting import (argsort, bincount, histc, kthvalue, median, mode, msort, nanmedian, sort, topk, unique,
                           unique_consecutive)
@@ -75,6 +75,8 @@ __version__ = "0.1.0"
 # dtypes under PyTorch's names (tinygrad_lab.float32, tinygrad_lab.long, ...)
 bool = dtypes.bool_
 uint8 = dtypes.uint8
+int8 = dtypes.int8
+int16 = short = dtypes.int16
 int32 = int = dtypes.int32
 int64 = long = dtypes.int64
 float16 = half = dtypes.float16

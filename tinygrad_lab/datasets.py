@@ -185,12 +185,11 @@ def char_corpus():
 
 # ================================================================ IDX files and MNIST
 
-# IDX type code -> (big-endian dtype on disk, dtype of the tensor). tinygrad_lab has no
-# int8/int16, so those widen to int32.
+# IDX type code -> (big-endian dtype on disk, dtype of the tensor)
 _IDX_TYPES = {
     0x08: (np.dtype(">u1"), np.uint8),
-    0x09: (np.dtype(">i1"), np.int32),
-    0x0B: (np.dtype(">i2"), np.int32),
+    0x09: (np.dtype(">i1"), np.int8),
+    0x0B: (np.dtype(">i2"), np.int16),
     0x0C: (np.dtype(">i4"), np.int32),
     0x0D: (np.dtype(">f4"), np.float32),
     0x0E: (np.dtype(">f8"), np.float64),
@@ -213,8 +212,8 @@ def read_idx(path) -> TensorBase:
     """The array in an IDX file (the MNIST format), raw or gzipped, as a CPU tensor.
 
     IDX: 2 zero bytes, a type code, the number of dimensions, each dimension as a
-    big-endian uint32, then the data (big-endian). uint8 data stays uint8; int8/int16
-    widen to int32. Malformed files raise ValueError naming the file and what is wrong."""
+    big-endian uint32, then the data (big-endian), read into a tensor of the same type.
+    Malformed files raise ValueError naming the file and what is wrong."""
     path = Path(path)
     data = _read_bytes(path)
     if len(data) < 4:

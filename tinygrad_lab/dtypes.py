@@ -15,14 +15,15 @@ BOOL, INT, FLOAT = 0, 1, 2  # categories, in promotion order
 class DType:
     """A tensor element type: `tinygrad_lab.float32`, `tinygrad_lab.long`, ..."""
 
-    __slots__ = ("name", "np", "category", "rank", "itemsize")
+    __slots__ = ("name", "np", "category", "rank", "itemsize", "scalar_name")
 
-    def __init__(self, name: str, np_dtype: type, category: int, rank: int):
+    def __init__(self, name: str, np_dtype: type, category: int, rank: int, scalar_name: str):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.category = category
-        self.rank = rank
+        self.rank = rank  # promotion order: of two dtypes, the higher rank holds both (but see promote_types)
         self.itemsize = self.np.itemsize
+        self.scalar_name = scalar_name  # PyTorch's ScalarType name: in its messages and legacy type names (FloatTensor)
 
     @property
     def is_floating_point(self) -> bool:
@@ -35,19 +36,21 @@ class DType:
         return (_by_name, (self.name,))
 
 
-bool_ = DType("bool", np.bool_, BOOL, 0)
-uint8 = DType("uint8", np.uint8, INT, 1)
-int32 = DType("int32", np.int32, INT, 2)
-int64 = DType("int64", np.int64, INT, 3)
-float16 = DType("float16", np.float16, FLOAT, 4)
-float32 = DType("float32", np.float32, FLOAT, 5)
-float64 = DType("float64", np.float64, FLOAT, 6)
+bool_ = DType("bool", np.bool_, BOOL, 0, "Bool")
+uint8 = DType("uint8", np.uint8, INT, 1, "Byte")
+int8 = DType("int8", np.int8, INT, 2, "Char")
+int16 = DType("int16", np.int16, INT, 3, "Short")
+int32 = DType("int32", np.int32, INT, 4, "Int")
+int64 = DType("int64", np.int64, INT, 5, "Long")
+float16 = DType("float16", np.float16, FLOAT, 6, "Half")
+float32 = DType("float32", np.float32, FLOAT, 7, "Float")
+float64 = DType("float64", np.float64, FLOAT, 8, "Double")
 
-ALL = (bool_, uint8, int32, int64, float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 # PyTorch's aliases
-_BY_NAME.update(bool=bool_, int=int32, long=int64, half=float16, float=float32, double=float64)
+_BY_NAME.update(bool=bool_, short=int16, int=int32, long=int64, half=float16, float=float32, double=float64)
 
 _default_float = [float32]
 
@@ -80,6 +83,13 @@ def from_numpy_dtype(npd) -> DType:
     return d
 
 
+def scalar_name(npd) -> str:
+    """PyTorch's name of the dtype of NumPy dtype `npd` ('Float', 'Long', ...) for error messages;
+    NumPy's name for one we do not have."""
+    d = _BY_NP.get(npd)
+    return str(npd) if d is None else d.scalar_name
+
+
 def as_dtype(d) -> DType:
     """Accept a DType, a NumPy dtype/type, a Python type (float, int, bool) or a name.
     As in PyTorch, Python's float means float64."""
@@ -100,7 +110,10 @@ def as_dtype(d) -> DType:
 
 
 def promote_types(a: DType, b: DType) -> DType:
-    """The smallest dtype both `a` and `b` convert to (PyTorch's `promote_types`)."""
+    """The smallest dtype both `a` and `b` convert to (PyTorch's `promote_types`): the higher rank,
+    except that neither of uint8 and int8 holds the other's values, so the two give int16."""
+    if (a is uint8 and b is int8) or (a is int8 and b is uint8):
+        return int16
     return a if a.rank >= b.rank else b
 
 

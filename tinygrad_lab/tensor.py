@@ -61,10 +61,8 @@ _ENGINE_FIELDS = frozenset({"_data", "_device", "_requires_grad", "_grad_fn", "_
                             "_meta", "_accum"})
 
 
-# the legacy tensor type names (x.type(), x.type('torch.LongTensor'))
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-               "uint8": "Byte", "bool": "Bool"}
-_TYPES_BY_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+# the legacy tensor type names (x.type(), x.type('torch.LongTensor')): FloatTensor for float32, ...
+_TYPES_BY_NAME = {d.scalar_name: d for d in dtypes.ALL}
 
 
 def _address(arr) -> int:
@@ -75,7 +73,7 @@ def _address(arr) -> int:
 
 def _tensor_type_name(t) -> str:
     cuda = "cuda." if t._device.type == "cuda" else ""
-    return f"tinygrad_lab.{cuda}{_TYPE_NAMES[t.dtype.name]}Tensor"
+    return f"tinygrad_lab.{cuda}{t.dtype.scalar_name}Tensor"
 
 
 def _parse_tensor_type(name: str) -> tuple:
@@ -84,7 +82,7 @@ def _parse_tensor_type(name: str) -> tuple:
     base = parts[-1][:-len("Tensor")]
     if base not in _TYPES_BY_NAME or parts[0] not in ("torch", "tinygrad_lab"):
         raise ValueError(f"invalid type: {name!r}")
-    return dtypes.as_dtype(_TYPES_BY_NAME[base]), "cuda" in parts[1:-1]
+    return _TYPES_BY_NAME[base], "cuda" in parts[1:-1]
 
 
 def _inplace(name: str, fn):
@@ -511,15 +509,8 @@ class Tensor(TensorBase):
 
     def byte(self): return self.to(dtypes.uint8)  # noqa: E704
 
-    def char(self):
-        """Deviation: int8 is not a tinygrad_lab dtype, so this raises (PyTorch converts to int8)."""
-        raise TypeError(f"char(): tinygrad_lab has no int8 dtype (torch.int8), so a tensor of {self.dtype} cannot be "
-                        f"converted to it; use .byte() (uint8) or .int() (int32)")
-
-    def short(self):
-        """Deviation: int16 is not a tinygrad_lab dtype, so this raises (PyTorch converts to int16)."""
-        raise TypeError(f"short(): tinygrad_lab has no int16 dtype (torch.int16), so a tensor of {self.dtype} cannot "
-                        f"be converted to it; use .int() (int32)")
+    def char(self): return self.to(dtypes.int8)  # noqa: E704
+    def short(self): return self.to(dtypes.int16)  # noqa: E704
 
     def bernoulli_(self, p=0.5, *, generator=None):
         """Fill in place with 0 or 1, 1 with probability p (a number, or probabilities that broadcast)."""
@@ -563,6 +554,7 @@ class Tensor(TensorBase):
     moveaxis = movedim
     swapdims = transpose
     index_select, index_add, index_copy, index_fill = sct.index_select, sct.index_add, sct.index_copy, sct.index_fill
+    index_put = sct.index_put
     scatter, scatter_add, scatter_reduce = sct.scatter, sct.scatter_add, sct.scatter_reduce
     masked_select, masked_scatter, take, take_along_dim = sct.masked_select, sct.masked_scatter, sct.take, \
         sct.take_along_dim
@@ -620,8 +612,9 @@ class Tensor(TensorBase):
             ("tril", dg.tril), ("triu", dg.triu), ("index_add", sct.index_add), ("index_copy", sct.index_copy),
             ("index_fill", sct.index_fill), ("scatter", sct.scatter), ("scatter_add", sct.scatter_add),
             ("scatter_reduce", sct.scatter_reduce)))
-    masked_scatter_, addmm_, baddbmm_ = (_inplace(f"{n}_", f) for n, f in (
-        ("masked_scatter", sct.masked_scatter), ("addmm", la.addmm), ("baddbmm", la.baddbmm)))
+    masked_scatter_, addmm_, baddbmm_, index_put_ = (_inplace(f"{n}_", f) for n, f in (
+        ("masked_scatter", sct.masked_scatter), ("addmm", la.addmm), ("baddbmm", la.baddbmm),
+        ("index_put", sct.index_put)))
 
     # ------------------------------------------------------------ new tensors like this one
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):

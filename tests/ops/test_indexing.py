@@ -4,6 +4,8 @@ broadcasting, gradients to x and v), gather's errors. Checked against PyTorch
 (skipped without it) or by hand."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -105,6 +107,76 @@ def test_bad_index_types_raise_like_pytorch(op, torch):
     assert ref is not None
     with pytest.raises(type(ref)):
         op(TL, tl.ones(2, 3))
+
+
+INDEX_TAKERS = {
+    "getitem": lambda m, x, i: x[i],
+    "index_put": lambda m, x, i: x.index_put((i,), m.tensor(1.0)),
+    "gather": lambda m, x, i: x.gather(0, i),
+    "take_along_dim": lambda m, x, i: x.take_along_dim(i),
+    "index_select": lambda m, x, i: x.index_select(0, i),
+    "index_add": lambda m, x, i: x.index_add(0, i, m.ones(2)),
+    "scatter": lambda m, x, i: x.scatter(0, i, 1.0),
+    "take": lambda m, x, i: x.take(i),
+}
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("op", INDEX_TAKERS.values(), ids=INDEX_TAKERS.keys())
+def test_which_index_dtypes_each_op_takes_is_pytorch_s(op, dtype, torch):
+    """x[i] takes long, int, byte (as a mask) and bool; gather, scatter & co int32 and int64; take only
+    int64: where PyTorch refuses, the same exception type, naming the dtype; where it takes, the same values."""
+    def run(m):
+        return op(m, m.arange(6.0), m.tensor([1, 0, 0, 1, 1, 0], dtype=getattr(m, dtype))[:2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's (and our) deprecation of uint8 masks
+        ref = error_of(lambda: run(torch_lib()))
+        if ref is None:
+            check_against_torch(run)
+            return
+        with pytest.raises(type(ref)) as err:
+            run(TL)
+    named = {"uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long"}[dtype]
+    assert named in str(err.value) or "mask" in str(err.value)
+
+
+def test_a_uint8_index_is_a_mask_as_in_pytorch(torch):
+    x = np.arange(6.0)
+    mask = np.array([1, 0, 2, 0, 0, 1], np.uint8)
+    with pytest.warns(UserWarning, match="uint8 is deprecated"):
+        got = tl.tensor(x)[tl.tensor(mask)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = torch.tensor(x)[torch.tensor(mask)]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())  # [0., 2., 5.]: where the mask is nonzero
+
+
+INDEX_PUT = {
+    "ints": ((np.array([0, 2, 0]), np.array([1, 3, 1])), np.array([10.0, 20.0, 30.0])),
+    "rows, broadcast": ((np.array([0, 0, 2]),), np.array([1.0, 2.0, 3.0, 4.0])),
+    "bool mask": ((np.array([[True, False, False, True]] * 3),), np.array(5.0)),
+}
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("indices,values", INDEX_PUT.values(), ids=INDEX_PUT.keys())
+def test_index_put_values_and_gradients_match_pytorch(indices, values, accumulate, torch):
+    """accumulate=False: the last write wins at a repeated position; True: repeated positions add up."""
+    def run(m):
+        x, v = m.arange(12.0).reshape(3, 4).requires_grad_(), m.tensor(values, dtype=m.float32, requires_grad=True)
+        out = x.index_put(tuple(m.tensor(i) for i in indices), v, accumulate=accumulate)
+        (out * m.arange(12.0).reshape(3, 4)).sum().backward()
+        inplace = m.zeros(3, 4).index_put_(tuple(m.tensor(i) for i in indices), v.detach(), accumulate=accumulate)
+        return out, x.grad, v.grad, inplace
+    check_against_torch(run)
+
+
+def test_index_put_refuses_what_pytorch_refuses(torch):
+    for fn in (lambda m: m.zeros(3).index_put((m.tensor([1]),), m.tensor(1, dtype=m.int64)),  # dtypes differ
+               lambda m: m.zeros(3).index_put((m.tensor([1]),), 5.0)):  # values not a tensor
+        ref = error_of(lambda: fn(torch_lib()))
+        with pytest.raises(type(ref)):
+            fn(TL)
 
 
 def test_mask_of_the_wrong_shape_raises_like_pytorch(torch):

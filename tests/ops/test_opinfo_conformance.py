@@ -197,10 +197,6 @@ KNOWN_GAPS = {
     "linalg.pinv.hermitian": "hermitian=True: the gradient goes to the lower triangle only",
     "nn.functional.scaled_dot_product_attention": "a sample with dropout_p > 0 draws another mask than PyTorch's",
     "nn.functional.group_norm": "an empty batch is refused",
-    "char": "int8 is not a tinygrad_lab dtype (tests/test_dtypes.py keeps it unsupported): Tensor.char() raises "
-            "TypeError",
-    "short": "int16 is not a tinygrad_lab dtype (tests/test_dtypes.py keeps it unsupported): Tensor.short() raises "
-             "TypeError",
 }
 
 MAX_SAMPLES = 40  # per op and dtype: max_pool2d alone has hundreds (minutes), the first 40 cover its cases

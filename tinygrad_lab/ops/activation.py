@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 
+from .. import dtypes
 from . import broadcast
 from . import elementwise as ew
 from . import linalg as la
@@ -144,14 +145,9 @@ class LogSoftmax(Op):
         return ew.Sub.apply(g, ew.Mul.apply(ew.Exp.apply(out), rd.Sum.apply(g, (ctx.dim,), True))), None
 
 
-# PyTorch's scalar type names, for its error messages ("expected ... Long but found Float")
-TORCH_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int32": "Int", "int64": "Long", "float16": "Half",
-                    "float32": "Float", "float64": "Double"}
-
-
 def type_name(x) -> str:
-    """PyTorch's name of x's dtype ('Float', 'Long', ...)."""
-    return TORCH_TYPE_NAMES.get(x._data.dtype.name, x._data.dtype.name)
+    """PyTorch's name of x's dtype ('Float', 'Long', ...), for its error messages ("expected ... Long but found Float")."""
+    return dtypes.scalar_name(x._data.dtype)
 
 
 def _float_input(x, op: str) -> None:

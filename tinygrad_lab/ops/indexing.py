@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
+from .._warn import warn
 from ..autograd.tensor_base import TensorBase, make
 from . import broadcast
 from .op import Op, tensor_args
@@ -128,8 +130,7 @@ def gather(x, dim: int, index):
     d = normalize_dim(dim, x._data.ndim, "gather")
     if not index._data.size:  # as PyTorch: an empty index's dtype and shape are not checked
         return _gather_empty(x, index)
-    if index._data.dtype.kind not in "iu":  # (an index that is no tensor: tensor_args's TypeError, as PyTorch's)
-        raise RuntimeError(f"gather(): Expected dtype int64 for index, got {index._data.dtype}")
+    check_index_dtype(index, "gather")  # (an index that is no tensor: tensor_args's TypeError, as PyTorch's)
     if index._data.ndim != x._data.ndim or not x._data.ndim:
         if index._data.ndim <= 1 and x._data.ndim <= 1:  # PyTorch takes a 0-d x or index as a 1-element vector
             return _gather_vectors(x, index)
@@ -233,9 +234,24 @@ def _key_part(x, k):
     else:
         raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
                          f"valid indices (got {type(k).__name__})")
-    if arr.dtype.kind not in "biu":
-        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got {arr.dtype}")
+    if arr.dtype == np.uint8:
+        warn("indexing with dtype uint8 is deprecated, as in PyTorch, which reads a uint8 index as a mask: "
+             "use a dtype bool instead")
+        return arr.astype(np.bool_)
+    if arr.dtype not in INDEX_DTYPES and arr.dtype != np.bool_:
+        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got "
+                         f"{dtypes.scalar_name(arr.dtype)}")
     return arr
+
+
+INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))  # of index tensors, as PyTorch takes them
+
+
+def check_index_dtype(index, op: str) -> None:
+    """PyTorch's error for an index tensor of gather, scatter, index_select, ... that is not int32 or int64."""
+    if index._data.dtype not in INDEX_DTYPES:
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index, but got "
+                           f"{dtypes.scalar_name(index._data.dtype)}")
 
 
 def _index_error(x, key, err):

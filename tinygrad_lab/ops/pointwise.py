@@ -16,7 +16,6 @@ import numpy as np
 from .. import dtypes
 from ..autograd.tensor_base import TensorBase, make
 from . import elementwise as ew
-from .activation import TORCH_TYPE_NAMES
 from .elementwise import _arr, _unary, _unbroadcast, add, div, mul, sqrt, sub
 from .op import Op, constant, tensor_args
 from .promotion import apply_binary, as_float, as_operand, binary_op, cast, promote
@@ -243,7 +242,7 @@ def _kind_checked(ctx, a, b, op: str, kinds: str, what: str) -> tuple:
     a, b = _arr(a), _arr(b)
     dt = ctx.xp.result_type(a, b)
     if dt.kind not in kinds:
-        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{TORCH_TYPE_NAMES.get(dt.name, dt.name)}\' '
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{dtypes.scalar_name(dt)}\' '
                                   f"({op} takes {what}; shapes {list(np.shape(a))} and {list(np.shape(b))})")
     return a, b
 

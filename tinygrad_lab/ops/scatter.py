@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.tensor_base import TensorBase, make
 from . import broadcast
 from . import elementwise as ew
+from . import indexing as ix
 from . import movement as mv
-from .indexing import Gather, IndexPut, getitem, gather
-from .op import Op, constant
+from .indexing import Gather, IndexPut, check_index_dtype, getitem, gather
+from .op import Op, constant, tensor_args
 from .promotion import cast
 from .shapes import normalize_dim
 
@@ -78,6 +80,25 @@ def index_add(x, dim: int, index, source, *, alpha=1):
     """x + alpha * source added at `index` along dim, as torch.index_add (out of place)."""
     d, idx, source = _index_args(x, dim, index, source, "index_add")
     return _scalar_result(x, IndexAdd.apply(_nd(x), d, idx, source, alpha))
+
+
+@tensor_args("x", "values")
+def index_put(x, indices, values, accumulate: bool = False):
+    """x with x[indices] = values (out of place), as torch.index_put: indices a tuple of index tensors
+    (integer or bool), values broadcast to the indexed shape. With accumulate, values are added there
+    instead, repeated positions adding up (x + zeros with values added at indices)."""
+    if not isinstance(indices, (tuple, list)) or not all(isinstance(i, TensorBase) for i in indices):
+        raise TypeError(f"index_put(): argument 'indices' must be a tuple of Tensors, not "
+                        f"{type(indices).__name__}" + (" of other values" if isinstance(indices, (tuple, list)) else ""))
+    if values._data.dtype != x._data.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dtypes.scalar_name(x._data.dtype)} for the destination and "
+                           f"{dtypes.scalar_name(values._data.dtype)} for the source.")
+    if not accumulate:
+        return ix.index_put(x, tuple(indices), values)
+    key, _ = ix.to_key(x, tuple(indices))
+    values = broadcast.broadcast_to(values, x._data[key].shape)
+    return ew.add(x, ix.IndexAddInto.apply(values, x._data.shape, key, False))
 
 
 class IndexCopy(Op):
@@ -332,8 +353,11 @@ def masked_scatter(x, mask, source):
 
 # ---------------------------------------------------------------- take, nonzero
 
+@tensor_args("x", "index")
 def take(x, index):
-    """The elements of x flattened, at `index` (any shape), as torch.take."""
+    """The elements of x flattened, at `index` (an int64 tensor of any shape), as torch.take."""
+    if index._data.dtype != np.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {dtypes.scalar_name(index._data.dtype)}")
     flat = mv.reshape(x, (-1,))
     _check_bounds(index, flat._data.shape[0], "take", 0, negative_ok=True)
     return getitem(flat, (index,))
@@ -415,9 +439,9 @@ def _scalar_result(x, out):
 
 
 def _index_vector(index, op: str):
-    if not isinstance(index, TensorBase) or index._data.dtype.kind not in "iu":
-        raise IndexError(f"{op}(): Expected dtype int32/int64 for index, got "
-                         f"{index.dtype if isinstance(index, TensorBase) else type(index).__name__}")
+    if not isinstance(index, TensorBase):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    check_index_dtype(index, op)
     if index._data.ndim > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector, got a tensor of shape {list(index._data.shape)}")
     return mv.reshape(index, (-1,)) if index._data.ndim == 0 else index
@@ -450,8 +474,9 @@ def _index_args(x, dim, index, source, op: str):
 def _scatter_args(x, dim, index, src, op: str):
     """(dim, src) of scatter / scatter_add / scatter_reduce, checked as PyTorch does."""
     d = normalize_dim(dim, x._data.ndim, op)
-    if not isinstance(index, TensorBase) or index._data.dtype.name not in ("int32", "int64"):  # PyTorch's two
-        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    if not isinstance(index, TensorBase):
+        raise TypeError(f"{op}(): argument 'index' must be Tensor, not {type(index).__name__}")
+    check_index_dtype(index, op)
     nd = max(x._data.ndim, 1)
     if max(index._data.ndim, 1) != nd or (isinstance(src, TensorBase) and max(src._data.ndim, 1) != nd):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as self tensor ({op})")
