@@ -206,6 +206,34 @@ def test_kl_div_batchmean_and_its_mean_warning(torch):
         F.kl_div(tl.zeros(2, 2), tl.ones(2, 2))
 
 
+MIXED_DTYPE_LOSSES = ["huber_loss", "smooth_l1_loss", "mse_loss", "l1_loss", "soft_margin_loss", "poisson_nll_loss",
+                      "kl_div", "hinge_embedding_loss"]
+
+
+@pytest.mark.parametrize("name", MIXED_DTYPE_LOSSES)
+def test_a_loss_of_float32_input_and_float64_target_has_pytorch_s_dtypes(name, torch):
+    """Some losses compute in the promoted dtype and return it (mse_loss: float64), others return the
+    input's (huber_loss, soft_margin_loss: float32); the input's gradient keeps its dtype. (PyTorch's own
+    backward of huber_loss fails here, 'Found dtype Double but expected Float': ours is compared by hand.)"""
+    x, t = np.random.default_rng(0).random((2, 3)).astype(np.float32), np.full((2, 3), 0.25)
+    results = []
+    for m in (torch, tl):
+        xi = m.tensor(x, requires_grad=True)
+        loss = getattr(m.nn.functional, name)(xi, m.tensor(t))
+        if m is torch and name == "huber_loss":
+            xi.grad = m.tensor((x - t) / x.size, dtype=m.float32)  # |x - t| < 1: the mean of (x - t)**2 / 2
+        else:
+            loss.backward()
+        grads = [xi.grad]
+        results.append((str(loss.dtype).split(".")[-1], [str(g.dtype).split(".")[-1] for g in grads],
+                        loss.item(), [g.numpy() for g in grads]))
+    (want_dtype, want_grad_dtypes, want, want_grads), (dtype, grad_dtypes, got, got_grads) = results
+    assert (dtype, grad_dtypes) == (want_dtype, want_grad_dtypes)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-7)
+
+
 def test_soft_margin_loss_is_exact_where_pytorch_overflows():
     # deviation on purpose: log1p(exp(1000)) overflows in PyTorch; the value is 1000 (+ log1p(e^-1000))
     x = tl.tensor([-1000.0, 0.0, 1000.0], requires_grad=True)

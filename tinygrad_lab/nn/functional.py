@@ -707,7 +707,8 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     reduction = _reduction(reduction)
     if delta <= 0:
         raise RuntimeError(f"huber_loss does not support non-positive values for delta, got {delta}.")
-    return _pointwise_loss(act.smooth_l1(input, target, delta, True, "huber"), input, weight, reduction, "numel")
+    loss = ew.cast(act.smooth_l1(input, target, delta, True, "huber"), input._data.dtype)  # input's dtype, as PyTorch
+    return _pointwise_loss(loss, input, weight, reduction, "numel")
 
 
 def _check_target_dtype(target):
@@ -1060,7 +1061,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
     computes log1p(exp(.)) directly, which is inf (with a nan gradient) once -target * x > ~89
     in float32; here it is the exact value."""
     reduction = _reduction(reduction, size_average, reduce)
-    return _reduce(ew.neg(act.logsigmoid(ew.mul(target, input))), reduction)
+    loss = ew.cast(ew.neg(act.logsigmoid(ew.mul(target, input))), input._data.dtype)  # input's dtype, as PyTorch
+    return _reduce(loss, reduction)
 
 
 @tensor_args("input", "target", "weight")
