@@ -415,7 +415,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     """Normal samples: scalar mean/std with a size, or tensor mean and/or std (broadcast)."""
     if isinstance(mean, TensorBase) or isinstance(std, TensorBase):
         ref = mean if isinstance(mean, TensorBase) else std
-        shape = np.broadcast_shapes(*(t._data.shape for t in (mean, std) if isinstance(t, TensorBase)))
+        shape = shapes.broadcast_shape([t._data.shape for t in (mean, std) if isinstance(t, TensorBase)], "normal")
         dev, dt = ref._device, ref._data.dtype
         m = mean._data if isinstance(mean, TensorBase) else mean
         s = std._data if isinstance(std, TensorBase) else std

@@ -9,6 +9,7 @@ from ..ops import elementwise as ew
 from ..ops import indexing as ix
 from ..ops import movement as mv
 from ..ops import reduce as rd
+from ..ops.shapes import broadcast_shape
 from .. import random as _random
 from . import constraints
 from .distribution import Distribution
@@ -93,7 +94,7 @@ class Categorical(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         value = mv.unsqueeze(ew.cast(value, np.int64), -1)
-        shape = np.broadcast_shapes(tuple(value.shape)[:-1], tuple(self.logits.shape)[:-1])
+        shape = broadcast_shape((tuple(value.shape)[:-1], tuple(self.logits.shape)[:-1]), "Categorical.log_prob")
         logits = mv.expand(self.logits, shape + (self._num_events,))
         return mv.squeeze(ix.gather(logits, -1, mv.expand(value, shape + (1,))), -1)
 

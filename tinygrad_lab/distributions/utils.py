@@ -10,6 +10,7 @@ from .. import creation, dtypes
 from ..autograd.tensor_base import TensorBase
 from ..ops import elementwise as ew
 from ..ops import movement as mv
+from ..ops.shapes import broadcast_shape
 
 __all__ = ["broadcast_all", "lazy_property", "logits_to_probs", "probs_to_logits", "clamp_probs"]
 
@@ -26,7 +27,7 @@ def broadcast_all(*values) -> list:
     device = like.device if like is not None else None
     tensors = [v if isinstance(v, TensorBase) else creation.tensor(float(v), dtype=dtype, device=device)
                for v in values]
-    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    shape = broadcast_shape([tuple(t.shape) for t in tensors], "broadcast_all")
     return [t if tuple(t.shape) == shape else mv.expand(t, shape) for t in tensors]
 
 

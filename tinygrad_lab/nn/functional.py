@@ -51,7 +51,7 @@ from ..ops.broadcast import broadcast_to
 from ..ops.elementwise import sigmoid, tanh
 from ..ops.movement import pad
 from ..ops.op import tensor_args
-from ..ops.promotion import raise_broadcast
+from ..ops.shapes import broadcast_shape
 
 __all__ = [
     "linear", "bilinear", "relu", "leaky_relu", "elu", "gelu", "silu", "tanh", "sigmoid", "logsigmoid", "softplus",
@@ -969,19 +969,11 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
         common = x1 if dtypes.promote_types(x1.dtype, x2.dtype) == x1.dtype else x2
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {act.type_name(common)} "
                            f"(cosine_similarity of {_shape(x1)} and {_shape(x2)})")
-    shape = _broadcast_shape(x1, x2, "cosine_similarity")
+    shape = broadcast_shape((x1._data.shape, x2._data.shape), "cosine_similarity")
     x1, x2 = broadcast_to(x1, shape), broadcast_to(x2, shape)
     n1 = _raise_value_only(rd.norm(x1, 2, dim, keepdim=True), eps)
     n2 = _raise_value_only(rd.norm(x2, 2, dim, keepdim=True), eps)
     return rd.sum(ew.mul(ew.div(x1, n1), ew.div(x2, n2)), dim)
-
-
-def _broadcast_shape(a, b, op: str) -> tuple:
-    """The shape a and b broadcast to, or PyTorch's error naming the first dim (from the right) that clashes."""
-    try:
-        return np.broadcast_shapes(a._data.shape, b._data.shape)
-    except ValueError as e:
-        raise_broadcast(a, b, op, e)
 
 
 @tensor_args("input")

@@ -17,6 +17,7 @@ from .. import dtypes
 from ..autograd.tensor_base import TensorBase, make, tensor_types
 from ..backends import CPU
 from .op import Op
+from .shapes import broadcast_shape
 
 
 class Cast(Op):
@@ -139,13 +140,5 @@ def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
 
 def raise_broadcast(a, b, op: str, err: Exception):
     """PyTorch's error for operands whose shapes do not broadcast (naming the dim); `err` otherwise."""
-    sa = tuple(a._data.shape) if isinstance(a, TensorBase) else ()
-    sb = tuple(b._data.shape) if isinstance(b, TensorBase) else ()
-    for i in range(1, max(len(sa), len(sb)) + 1):
-        da = sa[-i] if i <= len(sa) else 1
-        db = sb[-i] if i <= len(sb) else 1
-        if da != db and 1 not in (da, db):
-            raise RuntimeError(f"The size of tensor a ({da}) must match the size of tensor b ({db}) at "
-                               f"non-singleton dimension {max(len(sa), len(sb)) - i} (in {op} of shapes "
-                               f"{list(sa)} and {list(sb)})") from None
+    broadcast_shape([tuple(x._data.shape) if isinstance(x, TensorBase) else () for x in (a, b)], op)
     raise err

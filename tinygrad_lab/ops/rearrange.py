@@ -27,7 +27,7 @@ from .op import Op, tensor_args, tensor_list
 from .promotion import cast
 from .reduce import sum as total
 from .scan import cumprod
-from .shapes import ints, normalize_dim, whole
+from .shapes import broadcast_shape, ints, normalize_dim, whole
 
 
 # ---------------------------------------------------------------- sliding windows
@@ -271,22 +271,6 @@ row_stack = mv.vstack  # torch.row_stack: vstack's other name
 
 # ---------------------------------------------------------------- broadcasting several shapes
 
-def _broadcast(shapes: list, op: str) -> tuple:
-    """The shape that all `shapes` broadcast to, or a RuntimeError naming the two sizes that clash."""
-    out: list = []
-    for i, shape in enumerate(shapes):
-        lead = len(shape) - len(out)
-        out = list(shape[:lead]) + out if lead > 0 else out
-        for j in range(1, len(shape) + 1):
-            have, want = out[-j], shape[-j]
-            if want != have and 1 not in (want, have):
-                raise RuntimeError(f"{op}: the size {want} of argument {i} (shape {list(shape)}) does not match the "
-                                   f"size {have} at non-singleton dimension {len(out) - j} (shapes "
-                                   f"{[list(s) for s in shapes]})")
-            out[-j] = have if want == 1 else want
-    return tuple(out)
-
-
 def broadcast_shapes(*shapes) -> Size:
     """The shape that tensors of `shapes` (tuples, or ints for 1-D shapes) broadcast to, as
     torch.broadcast_shapes, without making any tensor."""
@@ -298,13 +282,13 @@ def broadcast_shapes(*shapes) -> Size:
             raise ValueError(f"broadcast_shapes: Attempting to broadcast a dimension with negative length! "
                              f"(shape {list(shape)})")
         parsed.append(shape)
-    return Size(_broadcast(parsed, "broadcast_shapes"))
+    return Size(broadcast_shape(parsed, "broadcast_shapes"))
 
 
 def broadcast_tensors(*tensors) -> tuple:
     """The tensors expanded to their common broadcast shape (views), as torch.broadcast_tensors."""
     tensors = tensor_list(tensors, "broadcast_tensors")
-    shape = _broadcast([t._data.shape for t in tensors], "broadcast_tensors")
+    shape = broadcast_shape([t._data.shape for t in tensors], "broadcast_tensors")
     return tuple(mv.expand(t, shape) for t in tensors)
 
 

@@ -19,7 +19,7 @@ from . import movement as mv
 from .indexing import Gather, IndexPut, check_index_dtype, getitem, gather
 from .op import Op, constant, tensor_args
 from .promotion import cast
-from .shapes import normalize_dim
+from .shapes import broadcast_shape, normalize_dim
 
 
 # ---------------------------------------------------------------- along a dim: index_select, index_add, ...
@@ -307,7 +307,7 @@ def masked_fill(x, mask, value):
 def masked_select(x, mask):
     """The elements of x where mask (broadcast with x) is True, as a 1-D tensor, as torch.masked_select."""
     _check_mask(mask, "masked_select")
-    shape = _broadcast_shape(x._data.shape, mask._data.shape, "masked_select")
+    shape = broadcast_shape((x._data.shape, mask._data.shape), "masked_select")
     return getitem(broadcast.broadcast_to(x, shape), (broadcast.broadcast_to(mask, shape)._data,))
 
 
@@ -345,7 +345,7 @@ class MaskedScatter(Op):
 def masked_scatter(x, mask, source):
     """x with consecutive elements of source copied where mask is True, as torch.masked_scatter."""
     _check_mask(mask, "masked_scatter")
-    shape = np.broadcast_shapes(x._data.shape, mask._data.shape)  # x broadcasts against the mask, as in PyTorch
+    shape = broadcast_shape((x._data.shape, mask._data.shape), "masked_scatter")  # x broadcasts against the mask, as in PyTorch
     x = x if x._data.shape == shape else broadcast.broadcast_to(x, shape)
     source = cast(source, x._data.dtype)
     return MaskedScatter.apply(x, mask, source)
@@ -373,7 +373,7 @@ def take_along_dim(x, indices, dim: int | None = None):
         indices = ew.remainder(indices, x._data.shape[d])
     xs, js = list(x._data.shape), list(indices._data.shape)
     xs[d] = js[d] = 1
-    common = _broadcast_shape(tuple(xs), tuple(js), "take_along_dim")
+    common = broadcast_shape((tuple(xs), tuple(js)), "take_along_dim")
     x_shape = common[:d] + (x._data.shape[d],) + common[d + 1:]
     i_shape = common[:d] + (indices._data.shape[d],) + common[d + 1:]
     return gather(broadcast.broadcast_to(x, x_shape), d, broadcast.broadcast_to(indices, i_shape))
@@ -537,10 +537,3 @@ def _check_mask(mask, op: str) -> None:
 def _ones(t):
     """A constant tensor of ones like t."""
     return make(t._device.backend.xp.ones_like(t._data), t._device)
-
-
-def _broadcast_shape(a: tuple, b: tuple, op: str) -> tuple:
-    try:
-        return tuple(np.broadcast_shapes(a, b))
-    except ValueError:
-        raise RuntimeError(f"{op}: shapes {list(a)} and {list(b)} are not broadcastable") from None

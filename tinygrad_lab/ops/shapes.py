@@ -84,3 +84,22 @@ def counts(op: str, **named) -> tuple:
     """Several sizes by name, each a whole number >= 0: a layer's constructor checks its arguments
     with `in_features, out_features = counts("Linear", in_features=..., out_features=...)`."""
     return tuple(size(value, name, op) for name, value in named.items())
+
+
+def broadcast_shape(shapes, op: str) -> tuple:
+    """The shape that all `shapes` broadcast to (aligned on the right, a size 1 stretches to the other
+    size, a missing dim counts as 1), or PyTorch's RuntimeError naming the two sizes that clash, the dim
+    and, with the op, every shape."""
+    out: list = []
+    for shape in shapes:
+        lead = len(shape) - len(out)
+        out = list(shape[:lead]) + out if lead > 0 else out
+        for j in range(1, len(shape) + 1):
+            have, want = out[-j], shape[-j]
+            if want != have and 1 not in (want, have):
+                listed = [str(list(s)) for s in shapes]
+                raise RuntimeError(f"The size of tensor a ({have}) must match the size of tensor b ({want}) at "
+                                   f"non-singleton dimension {len(out) - j} (in {op} of shapes "
+                                   f"{', '.join(listed[:-1])} and {listed[-1]})")
+            out[-j] = have if want == 1 else want
+    return tuple(out)
