@@ -113,6 +113,12 @@ NORM_AT_ZERO = {
     "norm(dim=1) with a zero row": ([[0.0, 0.0], [3.0, 4.0]], lambda m, x: x.norm(dim=1)),
     "norm(p=2, dim=0, keepdim) with a zero column": ([[0.0, 1.0], [0.0, 2.0]],
                                                      lambda m, x: x.norm(p=2, dim=0, keepdim=True)),
+    **{f"norm(p={p}, dim=1), a zero row and a zero element": ([[0.0, 0.0, 0.0], [0.0, 1.0, -2.0], [0.5, 1.0, -2.0]],
+                                                               lambda m, x, p=p: x.norm(p=p, dim=1))
+       for p in (3, 1.5, 0.5, -0.5, -1)},  # the formula's 0 * inf = nan where PyTorch's gradient is 0
+    "vector_norm(ord=3) of zeros": ([0.0, 0.0], lambda m, x: m.linalg.vector_norm(x, 3)),
+    "pairwise_distance(p=3) of equal rows": ([[1.0, 2.0], [1.0, 2.0]],
+                                             lambda m, x: m.nn.functional.pairwise_distance(x[:1], x[1:], 3, eps=0.0)),
 }
 
 

@@ -43,9 +43,9 @@ from ..ops import inplace as ip
 from ..ops import linalg as la
 from ..ops import movement as mv
 from ..ops import normalization as norm
-from ..ops import pointwise as pw
 from ..ops import reduce as rd
 from ..ops import scatter as sct
+from ..ops import statistics as stats
 from ..ops.activation import logsigmoid
 from ..ops.broadcast import broadcast_to
 from ..ops.elementwise import sigmoid, tanh
@@ -914,7 +914,7 @@ def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool =
     diff = ew.add(ew.sub(x1, x2), eps)
     if diff._data.ndim == 0:
         raise RuntimeError("pairwise_distance: expected inputs with at least one dimension, got 0-d tensors")
-    return _p_norm(diff, p, -1, keepdim)
+    return stats.distance(diff, p, keepdim)
 
 
 @tensor_args("input")
@@ -932,25 +932,7 @@ def pdist(input, p: float = 2.0):
     dev = input._device
     rows, cols = dev.backend.xp.triu_indices(input._data.shape[0], 1)
     diff = ew.sub(sct.index_select(input, 0, make(rows, dev)), sct.index_select(input, 0, make(cols, dev)))
-    return _p_norm(diff, p, -1, keepdim=False)
-
-
-def _p_norm(x, p: float, dim: int, keepdim: bool):
-    """||x||_p along dim, from the ops (p = inf: the largest |x|; p = 0: the count of non-zeros). For p > 0
-    an all-zero vector's norm has gradient 0 (as PyTorch's), not the root's 0 · inf = nan."""
-    a = ew.abs(x)
-    if p == math.inf:
-        return rd.amax(a, dim, keepdim)
-    if p == 0:
-        return rd.sum(ew.cast(ew.ne(x, 0), x._data.dtype), dim, keepdim)
-    if p == 2:
-        return rd.norm(x, 2, dim, keepdim)  # one op, its gradient 0 at a zero norm
-    if p == 1:
-        return rd.sum(a, dim, keepdim)
-    total = rd.sum(ew.pow(a, p), dim, keepdim)
-    if p < 0:
-        return ew.pow(total, 1.0 / p)
-    return pw.pow_flat_at_zero(total, 1.0 / p)
+    return stats.distance(diff, p)
 
 
 def _raise_value_only(t, low: float):
@@ -981,7 +963,7 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     """x / max(||x||_p, eps) along dim."""
     if out is not None:
         raise NotImplementedError("normalize(out=...) is not supported by tinygrad_lab")
-    return ew.div(input, ew.clamp(_p_norm(input, p, dim, keepdim=True), min=eps))
+    return ew.div(input, ew.clamp(rd.norm(input, p, dim, keepdim=True), min=eps))
 
 
 _COSINE_EPS = 1e-12  # added to the squared norms, so a zero vector has cosine 0 with anything (as PyTorch)

@@ -16,6 +16,7 @@ from .._warn import warn
 from ..autograd.tensor_base import _NP_SCALARS, TensorBase, make
 from . import elementwise as ew
 from . import movement as mv
+from . import pointwise as pw
 from .broadcast import SumTo, sum_to  # noqa: F401 (rd.SumTo, rd.sum_to: the unbroadcast of gradients)
 from .op import Op, tensor_args
 from .promotion import as_float, cast_to
@@ -406,8 +407,19 @@ def norm(x, p="fro", dim=None, keepdim: bool = False):
     if p == 0:
         return CountNonzero.apply(x, axes, keepdim)
     if isinstance(p, (int, float)):
-        return ew.pow(sum(ew.pow(ew.abs(x), p), axes, keepdim), 1.0 / p)
+        return _p_norm(x, p, axes, keepdim)
     raise RuntimeError(f"norm: unsupported p={p!r}; use 'fro', a number, inf or -inf")
+
+
+def _p_norm(x, p: float, axes, keepdim: bool):
+    """(sum |x|**p) ** (1/p), with PyTorch's gradient where the formula's is 0 * inf = nan: 0 at a zero
+    element and at a zero norm. For p < 0, a zero element makes the sum inf and the norm 0."""
+    a = ew.abs(x)
+    if p > 0:
+        return pw.pow_flat_at_zero(sum(pw.pow_flat_at_zero(a, p), axes, keepdim), 1.0 / p)
+    zero = ew.eq(a, 0.0)
+    powers = ew.where(zero, math.inf, ew.pow(ew.where(zero, 1.0, a), p))
+    return ew.pow(sum(powers, axes, keepdim), 1.0 / p)
 
 
 class _Logical(Op):

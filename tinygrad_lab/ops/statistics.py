@@ -214,16 +214,18 @@ def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if
     p = float(p)
     if not differences._data.shape[-1]:
         return rd.sum(differences, -1)
-    if p == 0:
-        return rd.sum(ew.sign(ew.abs(differences)), -1)  # how many coordinates differ; sign's gradient is 0
-    if p == 1:
-        return rd.sum(ew.abs(differences), -1)
-    if p == 2:
-        return rd.norm(differences, 2, -1)  # Norm2: gradient 0 at zero distance
     if p == math.inf:
         return MaxNorm.apply(differences)
-    powers = pw.pow_flat_at_zero(ew.abs(differences), p)
-    return pw.pow_flat_at_zero(rd.sum(powers, -1), 1.0 / p)
+    return distance(differences, p)
+
+
+def distance(differences, p: float, keepdim: bool = False):
+    """The p-norm of `differences` over the last dim (cdist, pdist, pairwise_distance): gradient 0 at a zero
+    distance (rd.norm's), and for p = 0 the count of coordinates that differ, with gradient 0 (sign's),
+    as PyTorch's distances have (its norm(p=0) has none)."""
+    if p == 0:
+        return rd.sum(ew.sign(ew.abs(differences)), -1, keepdim)
+    return rd.norm(differences, p, -1, keepdim)
 
 
 class MaxNorm(Op):
