@@ -132,7 +132,8 @@ def prod(x, dim=None, keepdim: bool = False, dtype=None):
 
 
 class ValuesIndices(NamedTuple):
-    """What max/min with a dim return: PyTorch's (values, indices) named tuple."""
+    """PyTorch's (values, indices) named tuple: what max/min with a dim, cummax/cummin, sort, topk,
+    kthvalue, median and mode return."""
 
     values: TensorBase
     indices: TensorBase

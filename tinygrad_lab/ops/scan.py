@@ -6,16 +6,15 @@ the gradient), written with ops so that second derivatives work.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ..autograd.grad_mode import state as _grad_state
-from ..autograd.tensor_base import TensorBase, make
+from ..autograd.tensor_base import make
 from . import elementwise as ew
 from . import movement as mv
 from . import reduce as rd
 from .indexing import Gather
 from .op import Op
 from .promotion import cast, cast_to
+from .reduce import ValuesIndices
 from .shapes import normalize_dim
 
 
@@ -118,13 +117,6 @@ def logcumsumexp(x, dim: int):
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"logcumsumexp(): expected a floating point input, got {x.dtype}")
     return _on_0d(LogCumSumExp, x, normalize_dim(dim, x._data.ndim, "logcumsumexp"))
-
-
-class ValuesIndices(NamedTuple):
-    """What cummax/cummin return: PyTorch's (values, indices) named tuple."""
-
-    values: TensorBase
-    indices: TensorBase
 
 
 class _RunningIndex(Op):

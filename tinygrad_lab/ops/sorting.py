@@ -8,20 +8,13 @@ back to the element it was taken from. NaN sorts as the largest value, as in PyT
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 from ..autograd.tensor_base import TensorBase, make
 from . import movement as mv
 from .indexing import Gather
 from .op import Op
+from .reduce import ValuesIndices
 from .shapes import normalize_dim
-
-
-class ValuesIndices(NamedTuple):
-    """What sort, topk, kthvalue, median and mode return: PyTorch's (values, indices) named tuple."""
-
-    values: TensorBase
-    indices: TensorBase
 
 
 class SortIndices(Op):
