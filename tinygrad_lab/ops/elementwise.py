@@ -277,15 +277,21 @@ FloorDivide = type("FloorDivide", (Op,), {
 })
 
 
+def kind_checked(ctx, a, b, op: str, kinds: str, what: str) -> tuple:
+    """The arrays of a and b, or PyTorch's NotImplementedError (not NumPy's TypeError or a silent answer)
+    where their result dtype's kind is not in kinds: "bitwise_and_cpu" not implemented for 'Float'."""
+    a, b = _arr(a), _arr(b)
+    dt = ctx.xp.result_type(a, b)
+    if dt.kind not in kinds:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{dtypes.scalar_name(dt)}\' '
+                                  f"({op} takes {what}; shapes {list(np.shape(a))} and {list(np.shape(b))})")
+    return a, b
+
+
 def _bitwise(name: str, ufunc: str):
-    """A bitwise op: integer and bool tensors only (PyTorch's RuntimeError for floats, not NumPy's TypeError)."""
+    """A bitwise op: integer and bool tensors only."""
     def forward(ctx, a, b):
-        a, b = _arr(a), _arr(b)
-        kind = ctx.xp.result_type(a, b)
-        if kind.kind not in "iub":
-            raise RuntimeError(f"{ufunc}(): not implemented for '{kind}' (bitwise ops take integer and bool "
-                               f"tensors; shapes {list(np.shape(a))} and {list(np.shape(b))})")
-        return getattr(ctx.xp, ufunc)(a, b)
+        return getattr(ctx.xp, ufunc)(*kind_checked(ctx, a, b, ufunc, "iub", "integer and bool tensors"))
 
     cls = type(name, (Op,), {"differentiable": False, "forward": staticmethod(forward),
                              "__doc__": f"Elementwise {ufunc} of integer and bool tensors (no gradient)."})

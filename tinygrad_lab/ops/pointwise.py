@@ -237,18 +237,8 @@ class NextAfter(Op):
                 _unbroadcast(ctx, ew.zeros_like(g), 1) if n[1] else None)
 
 
-def _kind_checked(ctx, a, b, op: str, kinds: str, what: str) -> tuple:
-    """The arrays of a and b, or PyTorch's NotImplementedError where their result dtype's kind is not in kinds."""
-    a, b = _arr(a), _arr(b)
-    dt = ctx.xp.result_type(a, b)
-    if dt.kind not in kinds:
-        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{dtypes.scalar_name(dt)}\' '
-                                  f"({op} takes {what}; shapes {list(np.shape(a))} and {list(np.shape(b))})")
-    return a, b
-
-
 def _float_checked(ctx, a, b, op: str) -> tuple:
-    return _kind_checked(ctx, a, b, op, "f", "floating point tensors")
+    return ew.kind_checked(ctx, a, b, op, "f", "floating point tensors")
 
 
 # Deviation: a Python number is accepted on either side (PyTorch's fmax, fmin and nextafter take tensors only)
@@ -273,7 +263,7 @@ def _integer_op(name: str, op: str, compute, doc: str):
     """A binary op of integer tensors, with no gradient: compute(xp, a, b) on the arrays. Deviation (as for
     fmax, fmin, nextafter): either operand may be a Python number, where PyTorch takes tensors only."""
     def forward(ctx, a, b):
-        return compute(ctx.xp, *_kind_checked(ctx, a, b, op, "iu", "integer tensors"))
+        return compute(ctx.xp, *ew.kind_checked(ctx, a, b, op, "iu", "integer tensors"))
 
     cls = type(name, (Op,), {"differentiable": False, "forward": staticmethod(forward), "__doc__": doc})
     return cls, binary_op(cls, op, doc=doc)
