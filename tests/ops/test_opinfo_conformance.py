@@ -160,6 +160,11 @@ SKIP = {
     "linalg.svd": (lambda s: s.kwargs.get("full_matrices", True) and s.input.shape[-2] != s.input.shape[-1],
                    "svd's vector gradient for full_matrices=True of a non-square input is not unique "
                    "(NotImplementedError)"),
+    "nn.functional.grid_sample": (lambda s: s.input.dtype == torch.float32 and s.kwargs.get("mode") == "bicubic"
+                                  and s.kwargs.get("padding_mode") == "border",
+                                  "float32 bicubic/border: where all four taps of a dim clip to one edge pixel the "
+                                  "grid's gradient is exactly 0; PyTorch's float32 kernel leaves up to 1.6e-5 of "
+                                  "rounding noise there, over the 1e-5 tolerance (float64 agrees to 1e-14)"),
     ("scatter_reduce", "prod"): (lambda s: bool((s.args[2] == 0).any()) if len(s.args) > 2 else False,
                                  "scatter_reduce(prod)'s gradient with zeros among the values (NotImplementedError)"),
     "nn.functional.rrelu": (lambda s: s.kwargs.get("training", False),

@@ -70,6 +70,7 @@ __all__ = [
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     "group_norm", "instance_norm", "rms_norm", "local_response_norm",
     "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+    "affine_grid", "grid_sample",
     "embedding_bag",
     "scaled_dot_product_attention",
 ]
@@ -1141,6 +1142,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: E402
                         adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                         conv_transpose1d, conv_transpose2d, fold, max_pool1d, max_pool2d, unfold)
+from ..ops.sampling import affine_grid, grid_sample  # noqa: E402
 
 
 def lp_pool1d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
