@@ -21,7 +21,7 @@ from .ops.indexing import gather
 from .ops.linalg import matmul
 from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, meshgrid, permute, reshape, split, squeeze,
                            stack, t, transpose, unsqueeze)
-from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, norm, prod, std, sum,
+from .ops.reduce import (all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, prod, std, sum,
                          var)
 from .random import Generator, initial_seed, manual_seed, seed
 # ---- the ops of a first deep-learning course (the ops branch): math, scans, sorting, indexing, products, linalg
@@ -30,6 +30,7 @@ from .creation import (bernoulli, get_default_device, logspace, multinomial, ran
 from .ops.activation import erf
 from .ops.decompositions import det, logdet, matrix_power, slogdet
 from .ops.decompositions import inv as inverse, pinv as pinverse
+from .ops.factorizations import cholesky_inverse, cholesky_solve, dist, lu_unpack, matrix_exp, norm, qr, svd
 from .ops.diagonal import diag, diag_embed, diagflat, diagonal, diagonal_scatter, trace, tril, triu
 from .ops.linalg import (addbmm, addmm, addmv, addr, baddbmm, bmm, chain_matmul, dot, einsum, ger, inner, mm,
                          outer, tensordot, vdot)

@@ -1,6 +1,8 @@
 """tinygrad_lab.linalg: PyTorch's torch.linalg. The ops live in ops/decompositions.py (inv, det, solve,
-cholesky, qr, svd, eigh, the norms, ...) and ops/linalg.py (matmul, multi_dot); every one is
-differentiable, with gradients checked against PyTorch and finite differences."""
+cholesky, qr, svd, eigh, the norms, ...), ops/factorizations.py (lu_factor, lu, lu_solve, lstsq,
+matrix_exp) and ops/linalg.py (matmul, multi_dot); every one is differentiable, with gradients checked
+against PyTorch and finite differences. Not here: eig and eigvals (a real matrix can have complex
+eigenvalues, and tinygrad_lab has no complex dtype)."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -10,11 +12,13 @@ from .ops.decompositions import (LinAlgError, cholesky, cross, det, eigh, eigval
                                  matrix_power, matrix_rank, norm, pinv, qr, slogdet, solve, solve_triangular, svd,
                                  svdvals, vecdot, vector_norm)
 from .ops.diagonal import diagonal as _diagonal
+from .ops.factorizations import lstsq, lu, lu_factor, lu_factor_ex, lu_solve, matrix_exp  # noqa: F401
 from .ops.linalg import matmul, multi_dot  # noqa: F401
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
-           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet",
-           "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+           "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
+           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
 
 
 def diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1):  # noqa: N803 (PyTorch's names)

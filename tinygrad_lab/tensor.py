@@ -26,6 +26,7 @@ from .ops import transfer
 from .ops import reduce as rd
 from .ops import shapes
 from .ops import decompositions as dc
+from .ops import factorizations as fz
 from .ops import diagonal as dg
 from .ops import pointwise as pw
 from .ops import scan
@@ -423,7 +424,7 @@ class Tensor(TensorBase):
     var = rd.var
     std = rd.std
     logsumexp = rd.logsumexp
-    norm = rd.norm
+    norm = fz.norm  # torch.norm: rd.norm, and p='nuc'
     all = rd.all
     any = rd.any
 
@@ -566,6 +567,9 @@ class Tensor(TensorBase):
     addmm, addmv, addbmm, baddbmm, addr = la.addmm, la.addmv, la.addbmm, la.baddbmm, la.addr
     det, logdet, slogdet, inverse, pinverse, matrix_power = dc.det, dc.logdet, dc.slogdet, dc.inv, dc.pinv, \
         dc.matrix_power
+    svd, qr, dist, matrix_exp, cholesky_solve, cholesky_inverse = fz.svd, fz.qr, fz.dist, fz.matrix_exp, \
+        fz.cholesky_solve, fz.cholesky_inverse
+    mH = mT  # the conjugate transpose: for real tensors, the transpose
 
     def repeat_interleave(self, repeats, dim=None, *, output_size=None):  # noqa: E704
         return sct.repeat_interleave(self, repeats, dim, output_size=output_size)

@@ -114,3 +114,18 @@ def test_matmul_of_mismatched_dtypes_errors_like_pytorch(dtypes, sa, sb, torch):
     assert isinstance(ref, RuntimeError)
     with pytest.raises(RuntimeError, match="dtype"):
         fn(TL)
+
+
+REPEATED_VALUES = {
+    "svdvals of the identity": lambda m, a: m.linalg.svdvals(a),
+    "svd's S only, of the identity": lambda m, a: m.linalg.svd(a)[1],
+    "eigvalsh of the identity": lambda m, a: m.linalg.eigvalsh(a),
+    "nuclear norm of zeros": lambda m, a: m.linalg.matrix_norm(a * 0, "nuc"),
+}
+
+
+@pytest.mark.parametrize("op", REPEATED_VALUES.values(), ids=REPEATED_VALUES.keys())
+def test_values_only_gradients_are_finite_at_repeated_values_like_pytorch(op, torch):
+    """The singular vectors (eigenvectors) are not unique where values repeat, and their gradient divides by
+    the gaps between values; when only the values are used, that term is absent (not 0 / 0 = nan)."""
+    check_against_torch(lambda m: value_and_grads(m, op, np.eye(3)))

@@ -155,11 +155,12 @@ def assert_same(got, want, dtype: str, what: str, values: bool = True) -> None:
 SKIP = {
     "unique_consecutive": (lambda s: s.kwargs.get("dim") is not None,
                            "unique_consecutive(dim=...) is not implemented (NotImplementedError)"),
-    "linalg.qr": (lambda s: s.input.shape[-2] < s.input.shape[-1] and s.input.requires_grad,
-                  "qr's gradient for wide matrices is not implemented (NotImplementedError)"),
     "linalg.svd": (lambda s: s.kwargs.get("full_matrices", True) and s.input.shape[-2] != s.input.shape[-1],
                    "svd's vector gradient for full_matrices=True of a non-square input is not unique "
                    "(NotImplementedError)"),
+    "svd": (lambda s: not s.kwargs.get("some", True) and s.input.shape[-2] != s.input.shape[-1],
+            "torch.svd(some=False) is linalg.svd(full_matrices=True): its vector gradient for a non-square input "
+            "is not implemented (NotImplementedError)"),
     "nn.functional.grid_sample": (lambda s: s.input.dtype == torch.float32 and s.kwargs.get("mode") == "bicubic"
                                   and s.kwargs.get("padding_mode") == "border",
                                   "float32 bicubic/border: where all four taps of a dim clip to one edge pixel the "
@@ -193,10 +194,14 @@ KNOWN_GAPS = {
     "nn.functional.prelu": "a 0-d input with a 1-element weight gives shape (1,), PyTorch ()",
     "tensordot": "size-1 contracted dims paired with larger ones are refused (PyTorch broadcasts them)",
     "logcumsumexp-float32": "float32 gradient is off by up to 1% (computed in float32)",
-    "norm.nuc": "p='nuc' is not implemented",
     "to": "every sample passes a memory_format",
+    "matrix_exp-float32": "a (5, 5, 5) sample with entries near 2e4: PyTorch's float32 result is 5e-2 off the float64 "
+                          "one (ours 3.5e-2), so an entry of 0.1483 (float64) comes out 0.1486 there, 0.1483 here",
+    "linalg.lstsq-float32": "float32 gradient: PyTorch's is up to 2.2e-5 off the float64 gradient (ours 4e-6), "
+                            "outside the float32 tolerance at one element",
+    "linalg.lstsq.grad_oriented-float32": "float32 gradient: PyTorch's is up to 2.2e-5 off the float64 gradient "
+                                          "(ours 4e-6), outside the float32 tolerance at one element",
     "linalg.eigh": "eigenvectors differ in sign from LAPACK's with UPLO='U' (both are valid)",
-    "linalg.norm.subgradients_at_zero": "ord < 1 at zero: NaN gradient where PyTorch gives 0",
     "linalg.pinv": "a tensor rtol/atol is not accepted",
     "linalg.pinv.singular": "the gradient at rank-deficient matrices differs from PyTorch's formula",
     "linalg.pinv.hermitian": "hermitian=True: the gradient goes to the lower triangle only",

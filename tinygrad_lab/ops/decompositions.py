@@ -253,8 +253,10 @@ def cholesky(a, *, upper: bool = False):
 
 class QR(Op):
     """A = Q @ R with orthonormal columns in Q and upper-triangular R (mode 'reduced' or 'complete').
-    Backward (reduced, rows >= columns; Liao et al. 2019): with M = R @ gR^T - gQ^T @ Q and copyltu(M)
-    the symmetric matrix holding M's lower triangle, d/dA = (gQ + Q @ copyltu(M)) @ R^-T."""
+    Backward (rows >= columns, reduced; Liao et al. 2019): with M = R @ gR^T - gQ^T @ Q and copyltu(M)
+    the symmetric matrix holding M's lower triangle, d/dA = (gQ + Q @ copyltu(M)) @ R^-T.
+    Wide A = [X Y] (rows < columns): X = Q R1 is a square QR and R2 = Q^T Y, so d/dY = Q gR2, and d/dX is
+    the square case's with gQ + Y gR2^T in place of gQ."""
 
     @staticmethod
     def forward(ctx, a, mode):
@@ -267,16 +269,26 @@ class QR(Op):
     def backward(ctx, gq, gr):
         q, r = ctx.saved_tensors
         m, n = ctx.input_shapes[0][-2:]
-        if m < n or (ctx.mode == "complete" and m > n):
-            raise NotImplementedError(f"linalg.qr: the gradient is implemented for mode='reduced' with rows >= "
-                                      f"columns (got a {m}x{n} input, mode={ctx.mode!r})")
+        if ctx.mode == "complete" and m > n:
+            raise NotImplementedError(f"linalg.qr: the gradient is implemented for mode='reduced' (or rows <= "
+                                      f"columns) (got a {m}x{n} input, mode={ctx.mode!r})")
         gq = gq if gq is not None else ew.zeros_like(q)
         gr = gr if gr is not None else ew.zeros_like(r)
-        mm = ew.sub(matmul(r, _mT(gr)), matmul(_mT(gq), q))
-        low = Tril.apply(mm, -1)
-        copyltu = ew.add(ew.add(low, _mT(low)), diag_embed(diagonal(mm, 0, -2, -1)))
-        rhs = ew.add(gq, matmul(q, copyltu))  # (gQ + Q copyltu(M)) R^-T = solve(R, (...)^T)^T
-        return _mT(SolveTriangular.apply(r, _mT(rhs), True, False)), None
+        if m >= n:
+            return _qr_backward_tall(q, r, gq, gr), None
+        r1, r2 = (getitem(r, (Ellipsis, cols)) for cols in (slice(0, m), slice(m, None)))
+        gr1, gr2 = (getitem(gr, (Ellipsis, cols)) for cols in (slice(0, m), slice(m, None)))
+        gq = ew.add(gq, matmul(matmul(q, r2), _mT(gr2)))  # + Y gR2^T, with Y = Q R2
+        return mv.cat([_qr_backward_tall(q, r1, gq, gr1), matmul(q, gr2)], -1), None
+
+
+def _qr_backward_tall(q, r, gq, gr):
+    """d/dA of A = Q R for rows >= columns (reduced): see QR."""
+    mm = ew.sub(matmul(r, _mT(gr)), matmul(_mT(gq), q))
+    low = Tril.apply(mm, -1)
+    copyltu = ew.add(ew.add(low, _mT(low)), diag_embed(diagonal(mm, 0, -2, -1)))
+    rhs = ew.add(gq, matmul(q, copyltu))  # (gQ + Q copyltu(M)) R^-T = solve(R, (...)^T)^T
+    return _mT(SolveTriangular.apply(r, _mT(rhs), True, False))
 
 
 class QRResult(NamedTuple):
@@ -308,6 +320,7 @@ class SVD(Op):
     def forward(ctx, a, full_matrices):
         u, s, vh = ctx.xp.linalg.svd(a._data, full_matrices=full_matrices)
         ctx.full = full_matrices
+        ctx.set_materialize_grads(False)  # unused vectors give None, not zeros: 0 / (S_j^2 - S_i^2) is nan
         ctx.save_for_backward(u, s, vh)
         return u, s, vh
 
@@ -393,6 +406,7 @@ class Eigh(Op):
     @staticmethod
     def forward(ctx, a, uplo):
         values, vectors = ctx.xp.linalg.eigh(a._data, UPLO=uplo)
+        ctx.set_materialize_grads(False)  # unused eigenvectors give None, not zeros: 0 / (L_j - L_i) is nan
         ctx.save_for_backward(values, vectors)
         return values, vectors
 
