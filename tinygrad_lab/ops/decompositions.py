@@ -21,6 +21,7 @@ from .indexing import getitem
 from .linalg import matmul
 from .op import Op, constant
 from .promotion import cast_to
+from .shapes import broadcast_shape
 
 
 class LinAlgError(RuntimeError):
@@ -44,6 +45,15 @@ def _lapack(xp, op: str, fn, *args):
         return fn(*args)
     except xp.linalg.LinAlgError as e:
         raise LinAlgError(f"linalg.{op}: {e} (the input is singular or not positive-definite)") from None
+
+
+def lapack_solve(xp, op: str, a, b):
+    """X with a @ X = b on arrays, their batch dims broadcast first: NumPy's solve broadcasts them, CuPy's does
+    not, and batches that clash are PyTorch's error, not NumPy's."""
+    if a.shape[:-2] != b.shape[:-2]:
+        batch = broadcast_shape((a.shape[:-2], b.shape[:-2]), f"linalg.{op}")
+        a, b = xp.broadcast_to(a, batch + a.shape[-2:]), xp.broadcast_to(b, batch + b.shape[-2:])
+    return _lapack(xp, op, xp.linalg.solve, a, b)
 
 
 # ---------------------------------------------------------------- inverse, determinant, solve
@@ -146,7 +156,7 @@ class Solve(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = _lapack(ctx.xp, "solve", ctx.xp.linalg.solve, a._data, b._data)
+        out = lapack_solve(ctx.xp, "solve", a._data, b._data)
         ctx.save_for_backward(a, out)
         return out
 
@@ -186,7 +196,7 @@ class SolveTriangular(Op):
         if unit:
             n = t.shape[-1]
             t = t * (1 - xp.eye(n, dtype=t.dtype)) + xp.eye(n, dtype=t.dtype)
-        out = _lapack(xp, "solve_triangular", xp.linalg.solve, t, b._data)
+        out = lapack_solve(xp, "solve_triangular", t, b._data)
         ctx.upper, ctx.unit = upper, unit
         ctx.save_for_backward(a, out)
         return out

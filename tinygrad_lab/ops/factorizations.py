@@ -27,8 +27,8 @@ from . import broadcast
 from . import elementwise as ew
 from . import movement as mv
 from . import reduce as rd
-from .decompositions import (LinAlgError, SolveTriangular, _lapack, matrix_norm, pinv, solve_triangular,
-                             svdvals)
+from .decompositions import (LinAlgError, SolveTriangular, _lapack, lapack_solve, matrix_norm, pinv,
+                             solve_triangular, svdvals)
 from .decompositions import qr as linalg_qr
 from .decompositions import svd as linalg_svd
 from .diagonal import Tril, Triu
@@ -36,6 +36,7 @@ from .indexing import getitem
 from .linalg import matmul
 from .op import Op, tensor_args
 from .promotion import cast_to
+from .shapes import broadcast_shape
 
 _mT = mv.mT  # the transpose of the last two dims
 
@@ -294,11 +295,7 @@ def _check_lu_solve(lu_, pivots, b, left: bool) -> None:
 
 def _broadcast_batch(a, b, op: str) -> tuple:
     """The batch dims that A's and B's broadcast to, or PyTorch's RuntimeError."""
-    try:
-        return np.broadcast_shapes(a._data.shape[:-2], b._data.shape[:-2])
-    except ValueError:
-        raise RuntimeError(f"{op}: the batch dims of A (shape {list(a._data.shape)}) and B (shape "
-                           f"{list(b._data.shape)}) cannot be broadcast") from None
+    return broadcast_shape((a._data.shape[:-2], b._data.shape[:-2]), op)
 
 
 def _expand_batch(t, batch: tuple):
@@ -478,7 +475,7 @@ def _pade13(xp, x):
     x6 = x4 @ x2
     u = x @ (x6 @ (b[13] * x6 + b[11] * x4 + b[9] * x2) + b[7] * x6 + b[5] * x4 + b[3] * x2 + b[1] * eye)
     v = x6 @ (b[12] * x6 + b[10] * x4 + b[8] * x2) + b[6] * x6 + b[4] * x4 + b[2] * x2 + b[0] * eye
-    return _lapack(xp, "matrix_exp", xp.linalg.solve, v - u, v + u)
+    return lapack_solve(xp, "matrix_exp", v - u, v + u)
 
 
 # ---------------------------------------------------------------- solving with a Cholesky factor
@@ -494,8 +491,8 @@ class CholeskySolve(Op):
         xp = ctx.xp
         t = xp.triu(low._data) if upper else xp.tril(low._data)
         first, second = (xp.swapaxes(t, -1, -2), t) if upper else (t, xp.swapaxes(t, -1, -2))
-        y = _lapack(xp, "cholesky_solve", xp.linalg.solve, first, b._data)
-        out = _lapack(xp, "cholesky_solve", xp.linalg.solve, second, y)
+        y = lapack_solve(xp, "cholesky_solve", first, b._data)
+        out = lapack_solve(xp, "cholesky_solve", second, y)
         ctx.upper = upper
         ctx.save_for_backward(low, out)
         return out
