@@ -449,7 +449,7 @@ def _wrap(r, dev: int, inputs: tuple = ()):
         return _new(_writable(r), dev)
     if isinstance(r, np.generic):
         return _new(np.array(r), dev)
-    if type(r) is tuple:
+    if isinstance(r, tuple):  # NumPy's linalg returns named tuples (QRResult, SVDResult); CuPy plain ones
         return tuple(_wrap(x, dev, inputs) for x in r)
     if type(r) is list:
         return [_wrap(x, dev, inputs) for x in r]
