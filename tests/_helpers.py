@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tinygrad_lab as tl
 
@@ -32,3 +33,22 @@ def assert_like_torch(actual, expected, *, rtol: float = 0.0, atol: float = 0.0)
         np.testing.assert_array_equal(a, e)
     else:
         np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def bad_input_tests(bad: dict) -> tuple:
+    """The two tests of a table of bad inputs, name -> (fn(m), exception type, words): tinygrad_lab
+    (m = tl) raises that type with those words in its message, and PyTorch (m = torch) the same type.
+    Assign them to test_ names in the module that holds the table."""
+    @pytest.mark.parametrize("name", bad)
+    def raises_with_its_words(name):
+        fn, kind, words = bad[name]
+        with pytest.raises(kind, match=words):
+            fn(tl)
+
+    @pytest.mark.parametrize("name", bad)
+    def pytorch_raises_the_same_type(name, torch):
+        fn, kind, _ = bad[name]
+        with pytest.raises(kind):
+            fn(torch)
+
+    return raises_with_its_words, pytorch_raises_the_same_type

@@ -10,6 +10,8 @@ import pytest
 import tinygrad_lab as tl
 from tinygrad_lab.autograd import gradcheck, gradgradcheck
 
+from .._helpers import bad_input_tests
+
 RNG = np.random.default_rng(0)
 
 
@@ -485,15 +487,4 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("name", BAD)
-def test_bad_input_raises_pytorchs_exception(name):
-    fn, kind, words = BAD[name]
-    with pytest.raises(kind, match=words):
-        fn(tl)
-
-
-@pytest.mark.parametrize("name", BAD)
-def test_pytorch_raises_the_same_exception_type(name, torch):
-    fn, kind, _ = BAD[name]
-    with pytest.raises(kind):
-        fn(torch)
+test_bad_input_raises_pytorchs_exception, test_pytorch_raises_the_same_exception_type = bad_input_tests(BAD)

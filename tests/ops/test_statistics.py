@@ -14,6 +14,8 @@ import pytest
 import tinygrad_lab as tl
 from tinygrad_lab.autograd import gradcheck
 
+from .._helpers import bad_input_tests
+
 NAN = float("nan")
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((3, 5))
@@ -302,18 +304,7 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("name", BAD)
-def test_bad_input_raises(name):
-    fn, kind, words = BAD[name]
-    with pytest.raises(kind, match=words):
-        fn(tl)
-
-
-@pytest.mark.parametrize("name", BAD)
-def test_bad_input_raises_what_pytorch_raises(name, torch):
-    fn, kind, _ = BAD[name]
-    with pytest.raises(kind):
-        fn(torch)
+test_bad_input_raises, test_bad_input_raises_what_pytorch_raises = bad_input_tests(BAD)
 
 
 def test_not_a_tensor_names_the_op():
