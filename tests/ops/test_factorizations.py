@@ -561,7 +561,8 @@ def test_the_ops_run_on_each_device(device):
         p, lo, up = tl.linalg.lu(a)
         lu_, pivots = tl.linalg.lu_factor(a)
         outs = [lo, up, tl.linalg.lu_solve(lu_, pivots, b, adjoint=True), tl.linalg.matrix_exp(a),
-                tl.cholesky_solve(a[..., :3], low), tl.dist(a, b[..., :1]), tl.linalg.lstsq(a, b.expand(2, 4, 3)).solution,
+                tl.cholesky_solve(a[..., :3], low), tl.dist(a, b[..., :1]),
+                tl.linalg.lstsq(a, b.expand(2, 4, 3)).solution,
                 tl.svd(a[0])[1], tl.qr(a[1])[1]]
         sum(o.sum() for o in outs).backward()
         return [t.detach().to("cpu").numpy() for t in outs + [p, pivots, a.grad, b.grad, low.grad]]
@@ -584,6 +585,7 @@ def test_solves_get_batches_of_one_shape_as_cupys_solve_needs(monkeypatch):
     lu_, pivots = tl.linalg.lu_factor(a)
     outs = [tl.linalg.lu_solve(lu_, pivots, b), tl.linalg.lu_solve(lu_, pivots, b, adjoint=True),
             tl.linalg.solve(a, b), tl.linalg.solve_triangular(a, b, upper=True),
-            tl.linalg.lstsq(a.unsqueeze(0), b).solution, tl.cholesky_solve(b, tl.tensor(_spd_factor(2), requires_grad=True))]
+            tl.linalg.lstsq(a.unsqueeze(0), b).solution,
+            tl.cholesky_solve(b, tl.tensor(_spd_factor(2), requires_grad=True))]
     sum(o.sum() for o in outs).backward()
     assert a.grad.shape == (2, 4, 4) and b.grad.shape == (3, 1, 4, 2)

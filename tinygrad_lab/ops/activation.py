@@ -146,7 +146,7 @@ class LogSoftmax(Op):
 
 
 def type_name(x) -> str:
-    """PyTorch's name of x's dtype ('Float', 'Long', ...), for its error messages ("expected ... Long but found Float")."""
+    """PyTorch's name of x's dtype, for its messages ("expected scalar type Long but found Float")."""
     return dtypes.scalar_name(x._data.dtype)
 
 

@@ -88,8 +88,8 @@ def index_put(x, indices, values, accumulate: bool = False):
     (integer or bool), values broadcast to the indexed shape. With accumulate, values are added there
     instead, repeated positions adding up (x + zeros with values added at indices)."""
     if not isinstance(indices, (tuple, list)) or not all(isinstance(i, TensorBase) for i in indices):
-        raise TypeError(f"index_put(): argument 'indices' must be a tuple of Tensors, not "
-                        f"{type(indices).__name__}" + (" of other values" if isinstance(indices, (tuple, list)) else ""))
+        what = "a tuple with other values" if isinstance(indices, (tuple, list)) else type(indices).__name__
+        raise TypeError(f"index_put(): argument 'indices' must be a tuple of Tensors, not {what}")
     if values._data.dtype != x._data.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{dtypes.scalar_name(x._data.dtype)} for the destination and "
@@ -345,7 +345,7 @@ class MaskedScatter(Op):
 def masked_scatter(x, mask, source):
     """x with consecutive elements of source copied where mask is True, as torch.masked_scatter."""
     _check_mask(mask, "masked_scatter")
-    shape = broadcast_shape((x._data.shape, mask._data.shape), "masked_scatter")  # x broadcasts against the mask, as in PyTorch
+    shape = broadcast_shape((x._data.shape, mask._data.shape), "masked_scatter")  # x broadcasts too, as in PyTorch
     x = x if x._data.shape == shape else broadcast.broadcast_to(x, shape)
     source = cast(source, x._data.dtype)
     return MaskedScatter.apply(x, mask, source)
