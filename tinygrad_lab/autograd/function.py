@@ -25,6 +25,7 @@ import threading
 import weakref
 
 from . import events
+from .events import subscribers as _subscribers  # the list itself: one global load per op
 from .grad_mode import state as _grad_state
 from .tensor_base import TensorBase, make, make_view, tensor_types, version_counter
 
@@ -77,10 +78,10 @@ class Function:
         if device is None:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         # 2. someone watches: time the op and publish it (it runs again below, muted)
-        if events.subscribers and not events.state.muted:
+        if _subscribers and not events.state.muted:
             return _apply_observed(cls, args, device)
         # 3. the ctx: a graph node if a gradient will be wanted, else the shared no-op ctx
-        if wanted and cls.differentiable and _grad_state.enabled:
+        if wanted and _grad_state.enabled and cls.differentiable:
             ctx = Node(cls, device, args)
         else:
             ctx = device._null_ctx or _new_null_ctx(device)
@@ -152,27 +153,28 @@ class Node:
     #                                         one test per backward step instead of three (-8 bytecodes a node)
 
     def __init__(self, fn: type, device, args: tuple):
-        edges, shapes, needs = [], [], []
+        edges, shapes = [], []
         for a in args:
             if a.__class__ in tensor_types:  # isinstance(a, TensorBase)
-                e = edge(a)
-                edges.append(e)
+                edges.append(edge(a))
                 shapes.append(a._data.shape)
-                needs.append(e is not None)
             else:
                 edges.append(None)
                 shapes.append(None)
-                needs.append(False)
         self.fn = fn                            # the Function class
         self.device = device
         self.xp = device.backend.xp             # the array module forward and backward compute with
         self.edges = tuple(edges)               # per forward argument: (node, output_nr) its gradient goes to, or None
         self.input_shapes = tuple(shapes)       # per forward argument: its shape (None for non-tensors)
-        self.needs_input_grad = tuple(needs)    # per forward argument: whether a gradient is wanted
         self.id = next(_node_ids)               # creation order: larger than every input node's id
         self.scope = scope_stack.items          # the nn.Modules running when it was recorded, outermost first
 
     # ---- the ctx API of PyTorch's autograd.Function ----
+    @property
+    def needs_input_grad(self) -> tuple:
+        """Per forward argument: whether a gradient is wanted (it has somewhere to go)."""
+        return tuple([e is not None for e in self.edges])
+
     def save_for_backward(self, *tensors) -> None:
         """Keep tensors (or arrays) for backward; checked against in-place changes."""
         self._saved = tensors  # packed by apply once the outputs exist (_pack_saved)
@@ -208,9 +210,9 @@ class Node:
         packed = []
         for s in self._saved:
             is_tensor = s.__class__ in tensor_types  # isinstance(s, TensorBase)
-            for nr, o in enumerate(outs):
-                if (s._data is wrapped[nr]._data) if is_tensor else (s is o):
-                    packed.append(_pack_output(wrapped[nr], nr))
+            for o, t in zip(outs, wrapped):  # forward's output as it returned it, and as a tensor
+                if (s._data is t._data) if is_tensor else (s is o):
+                    packed.append(_pack_output(t))
                     break
             else:  # an input (or any other tensor), or a plain value (an array, a mask, a shape)
                 packed.append((s, s._vc[0] if s._vc is not None else 0) if is_tensor else (s, None))
@@ -267,12 +269,12 @@ def _version(t: TensorBase) -> int:
     return t._vc[0] if t._vc is not None else 0
 
 
-def _pack_output(t: TensorBase, nr: int) -> tuple:
+def _pack_output(t: TensorBase) -> tuple:
     """A saved output: its array and version counter (a non-differentiable one: the tensor itself)."""
     if t._grad_fn is None:
         return (t, 0)
     vc = version_counter(t)
-    return (_SavedOutput(t._data, nr, vc), vc[0])
+    return (_SavedOutput(t._data, t._output_nr, vc), vc[0])
 
 
 class _SavedOutput:

@@ -729,7 +729,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     equal to ignore_index; 'mean' divides by the summed weights of the counted targets. One op
     (NllLossBackward); the class weights get no gradient (as PyTorch)."""
     reduction = _reduction(reduction, size_average, reduce)
-    target = _check_target_dtype(target)
+    return _nll_loss(input, _check_target_dtype(target), weight, ignore_index, reduction)
+
+
+def _nll_loss(input, target, weight, ignore_index: int, reduction: str):
+    """nll_loss once its reduction is known and its target is int64 (cross_entropy comes here directly)."""
     shape, tshape = input._data.shape, target._data.shape
     if len(shape) < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {len(shape)})")
@@ -783,7 +787,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         return _cross_entropy_probs(input, target, weight, ignore_index, reduction, label_smoothing, class_dim)
     target = _check_target_dtype(target)
     logp = act.log_softmax(input, class_dim)
-    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    nll = _nll_loss(logp, target, weight, ignore_index, reduction)
     if label_smoothing == 0.0:
         return nll
     return _label_smoothing(logp, target, nll, weight, ignore_index, reduction, label_smoothing, class_dim)
