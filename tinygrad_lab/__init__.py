@@ -27,6 +27,8 @@ from .random import Generator, initial_seed, manual_seed, seed
 # ---- the ops of a first deep-learning course (the ops branch): math, scans, sorting, indexing, products, linalg
 from .creation import (bernoulli, get_default_device, logspace, multinomial, rand_like, randint_like, randn_like,
                        set_default_device, tril_indices, triu_indices)
+from .creation import (asarray, bartlett_window, blackman_window, frombuffer, hamming_window, hann_window,
+                       kaiser_window)
 from .ops.activation import erf
 from .ops.decompositions import det, logdet, matrix_power, slogdet
 from .ops.decompositions import inv as inverse, pinv as pinverse
@@ -60,6 +62,7 @@ from .ops.special import digamma, erfc, erfinv, lgamma, logit, mvlgamma, polygam
 from .ops.statistics import (aminmax, cdist, corrcoef, cov, cumulative_trapezoid, diff, histogram, nanmean,
                              nanquantile, nansum, quantile, std_mean, trapezoid, var_mean)
 from . import linalg, special  # noqa: E402  (torch.linalg, torch.special)
+from . import signal  # noqa: E402  (torch.signal.windows)
 # ----
 from .serialization import load, save
 from . import cuda

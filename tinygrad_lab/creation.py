@@ -1,7 +1,10 @@
 """Factories: tensors from data (tensor, as_tensor, from_numpy), filled tensors
-(zeros, ones, full, empty, eye, arange, linspace and their *_like forms) and
+(zeros, ones, full, empty, eye, arange, linspace and their *_like forms),
 random tensors (rand, randn, randint, randperm, normal, and the in-place
-normal_/uniform_/exponential_/geometric_/cauchy_/log_normal_/random_).
+normal_/uniform_/exponential_/geometric_/cauchy_/log_normal_/random_), tensors
+sharing memory with their source (asarray, frombuffer) and window functions
+(hann_window, hamming_window, blackman_window, bartlett_window, kaiser_window;
+tinygrad_lab.signal.windows builds on the same make_window).
 
 Python data follows PyTorch's inference: floats give the default float dtype
 (float32), ints give int64, bools give bool; NumPy arrays keep their dtype.
@@ -14,12 +17,14 @@ import numbers
 
 import numpy as np
 
-from . import dtypes
+from . import _warn, dtypes
 from . import random as _random
-from .autograd.tensor_base import TensorBase, make
+from .autograd.tensor_base import TensorBase, make, make_view
 from .backends import CPU, Device
+from .ops import elementwise as _ew
 from .ops import inplace as _inplace
 from .ops import shapes
+from .ops import transfer as _transfer
 from .ops.promotion import cast
 
 
@@ -576,3 +581,225 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
             keys = xp.log(u) / rows  # weight 0: -inf, never among the largest
         picked = xp.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     return make(picked.astype(np.int64).reshape(w.shape[:-1] + (num_samples,)), input._device)
+
+
+# ---------------------------------------------------------------- sharing memory: asarray, frombuffer
+
+def asarray(obj, *, dtype=None, device=None, copy: bool | None = None,
+            requires_grad: bool | None = None) -> TensorBase:
+    """obj as a tensor, sharing its memory whenever it can, as torch.asarray. A tensor (obj itself when
+    nothing changes), a NumPy array or an object with the buffer protocol (bytearray, array.array: its
+    bytes read as `dtype`, the default float dtype if none) is shared unless copy=True or another dtype
+    or device is asked for; copy=False refuses what would need a copy (ValueError). Python data and
+    NumPy scalars are always copied, as tensor() does. requires_grad=None keeps a tensor's flag and
+    history (and is False for everything else); False detaches, True asks for a gradient.
+    Deviations: obj is never changed (PyTorch sets requires_grad on a leaf obj in place and returns
+    it); DLPack capsules and CuPy arrays are not read (go through NumPy or a tensor)."""
+    if isinstance(obj, TensorBase):
+        return _asarray_tensor(obj, dtype, device, copy, requires_grad)
+    if isinstance(obj, np.ndarray) or (not isinstance(obj, np.generic) and _is_buffer(obj)):
+        arr = obj if isinstance(obj, np.ndarray) else _buffer_array("asarray", obj, _float_dtype(dtype))
+        return _asarray_host(arr, dtype, device, copy, requires_grad)
+    if copy is False and isinstance(obj, np.generic):
+        raise RuntimeError(f"can't alias NumPy scalars ({type(obj).__name__} is always copied): make it an "
+                           f"ndarray or leave out copy=False")
+    if copy is False:
+        raise ValueError(f"can't alias arbitrary sequence into a tensor ({type(obj).__name__} is always copied): "
+                         f"leave out copy=False")
+    return tensor(obj, dtype=dtype, device=device, requires_grad=bool(requires_grad))
+
+
+def _asarray_tensor(obj, dtype, device, copy, requires_grad) -> TensorBase:
+    """asarray of a tensor: obj itself, or obj moved, cast or cloned (differentiably, keeping its history)."""
+    dt = obj.dtype if dtype is None else dtypes.as_dtype(dtype)
+    dev = obj._device if device is None else resolve_device(device)
+    if copy is False:
+        _refuse_alias(obj.dtype, dt, obj._device, dev)
+    out = cast(_transfer.to_device(obj, dev), dt.np)  # obj itself when the device and the dtype are its own
+    if copy and out is obj:
+        out = _ew.Clone.apply(obj)
+    if requires_grad is None or bool(requires_grad) == out.requires_grad:
+        return out
+    alias = make_view(out._data, out._device, out)  # out's memory, cut from the graph (as detach())
+    alias.requires_grad = requires_grad
+    return alias
+
+
+def _asarray_host(arr: np.ndarray, dtype, device, copy, requires_grad) -> TensorBase:
+    """asarray of a host array: from_numpy's tensor over its memory, or tensor()'s copy."""
+    src = dtypes.from_numpy_dtype(arr.dtype)
+    dt = src if dtype is None else dtypes.as_dtype(dtype)
+    dev = resolve_device(device)
+    if copy or dt is not src or dev is not CPU:
+        if copy is False:
+            _refuse_alias(src, dt, CPU, dev)
+        return tensor(arr, dtype=dt, device=dev, requires_grad=bool(requires_grad))
+    t = from_numpy(arr)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _refuse_alias(src_dtype, dtype, src_device, device) -> None:
+    """copy=False where sharing memory is impossible: PyTorch's ValueError, naming what differs."""
+    if src_dtype is not dtype:
+        raise ValueError(f"can't alias tensor with dtype '{src_dtype.name}' into dtype '{dtype.name}' "
+                         f"(copy=False: converting needs a copy)")
+    if src_device != device:
+        raise ValueError(f"can't alias tensor from device '{src_device}' to '{device}' "
+                         f"(copy=False: moving needs a copy)")
+
+
+def _is_buffer(obj) -> bool:
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0, requires_grad: bool = False) -> TensorBase:
+    """A 1-d CPU tensor over the bytes of `buffer` (bytearray, array.array, mmap, ...) from byte `offset`
+    on, read as `count` elements of `dtype` (count -1: up to the end), as torch.frombuffer. It shares the
+    buffer's memory: writes through either show in the other. A read-only buffer (bytes) gives a warning,
+    as in PyTorch; deviation: writing to that tensor then raises (NumPy refuses), where PyTorch's
+    writes are undefined behaviour."""
+    if dtype is None:
+        raise TypeError("frombuffer(): argument 'dtype' must be a dtype (tinygrad_lab.float32, ...), not NoneType")
+    arr = _buffer_array("frombuffer", buffer, dtypes.as_dtype(dtype).np, count, offset)
+    return _finish(arr, CPU, requires_grad)
+
+
+def _buffer_array(op: str, buffer, dt: np.dtype, count=-1, offset=0) -> np.ndarray:
+    """A NumPy array over `buffer`'s memory (no copy), with PyTorch's checks of count and offset."""
+    count, offset = shapes.whole(count, "count", op), shapes.whole(offset, "offset", op)
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError(f"{op}(): object does not implement Python buffer protocol "
+                         f"({type(buffer).__name__})") from None
+    if not view.c_contiguous:
+        raise RuntimeError(f"{op}(): could not retrieve buffer from object: its memory is not contiguous")
+    length, size = view.nbytes, dt.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"{op}(): both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"{op}(): offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if count < 0 and (length - offset) % size:
+        raise ValueError(f"{op}(): buffer length ({length - offset} bytes) after offset ({offset} bytes) must be "
+                         f"a multiple of element size ({size})")
+    if count > 0 and offset + count * size > length:
+        raise ValueError(f"{op}(): requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) "
+                         f"must not be greater than actual buffer length ({length} bytes)")
+    if view.readonly:
+        _warn.warn(f"{op}(): the given buffer ({type(buffer).__name__}) is not writable; the tensor shares its "
+                   f"memory, so writing to the tensor will raise. Copy it first (e.g. bytearray(buffer)) "
+                   f"for a writable tensor.")
+    return np.frombuffer(view, dtype=dt, count=count if count > 0 else -1, offset=offset)
+
+
+# ---------------------------------------------------------------- window functions (signal processing)
+#
+# Every window, torch.*_window and tinygrad_lab.signal.windows alike, is made by make_window from a
+# "shape": shape(n) gives the n-point symmetric window at k = 0..n-1, a float64 NumPy array. The cosine
+# windows (Hann, Hamming, Blackman, Nuttall) are one shape, cosine_sum, with their coefficients.
+
+HANN, HAMMING, BLACKMAN = (0.5, 0.5), (0.54, 0.46), (0.42, 0.5, 0.08)
+
+
+def make_window(length: int, periodic: bool, dt: np.dtype, device, requires_grad: bool, shape,
+                one_is_one: bool = True) -> TensorBase:
+    """A window of `length` points in dtype dt: shape's symmetric window, or, periodic, the first `length`
+    points of the (length + 1)-point one (one period of a window repeated end to end, what spectral
+    analysis wants). Length 0 is empty and length 1 is [1.] (one_is_one=False computes it instead: an
+    exponential window with its centre elsewhere). Computed on the host in float64 (a window is small,
+    and NumPy has every function the shapes use, I0 included), then converted and moved to the device
+    once, as tril_indices does."""
+    if length == 0 or (length == 1 and one_is_one):
+        values = np.ones(length)
+    else:
+        values = shape(length + 1)[:length] if periodic else shape(length)
+    dev = resolve_device(device)
+    return _finish(dev.backend.asarray(values.astype(dt), index=dev.index or 0), dev, requires_grad)
+
+
+def cosine_sum(coefficients):
+    """The shape of a generalised cosine window, a0 - a1 cos(x) + a2 cos(2x) - ... with x = 2 pi k / (n - 1):
+    Hann is (1/2, 1/2), Hamming (0.54, 0.46), Blackman (0.42, 0.5, 0.08)."""
+    coefficients = [float(a) for a in coefficients]
+
+    def shape(n: int) -> np.ndarray:
+        x = (2 * math.pi / (n - 1)) * np.arange(n)
+        return sum((-1) ** j * a * np.cos(j * x) for j, a in enumerate(coefficients))
+    return shape
+
+
+def _ramp(n: int) -> np.ndarray:
+    """k = 0..n-1 mapped onto [-1, 1]: the position of each point in a symmetric window."""
+    return np.arange(n) * (2.0 / (n - 1)) - 1.0
+
+
+def triangle(n: int) -> np.ndarray:
+    """The shape of the Bartlett window: 1 - |2k / (n - 1) - 1|, zero at both ends, 1 in the middle."""
+    return 1.0 - np.abs(_ramp(n))
+
+
+def kaiser_shape(beta: float):
+    """The shape of the Kaiser window: I0(beta sqrt(1 - r^2)) / I0(beta) with r the point's position in
+    [-1, 1] (I0: the modified Bessel function of order 0); larger beta, narrower window."""
+    beta = float(beta)
+
+    def shape(n: int) -> np.ndarray:
+        inside = np.maximum(1.0 - _ramp(n) ** 2, 0.0)  # rounding may dip below 0 at the ends
+        return np.i0(beta * np.sqrt(inside)) / np.i0(beta)
+    return shape
+
+
+def _window(op: str, window_length, periodic, dtype, device, requires_grad: bool, shape) -> TensorBase:
+    """torch.*_window's checks, in PyTorch's order (the dtype, then the length), then make_window."""
+    dt = _float_dtype(dtype)
+    if dt.kind != "f":
+        raise RuntimeError(f"{op} expects floating point dtypes, got: {dtypes.from_numpy_dtype(dt).name}")
+    n = shapes.whole(window_length, "window_length", op)
+    if n < 0:
+        raise RuntimeError(f"{op} requires non-negative window_length, got window_length={n}")
+    if not isinstance(periodic, (bool, np.bool_)):
+        raise TypeError(f"{op}(): argument 'periodic' must be bool, not {type(periodic).__name__}")
+    return make_window(n, bool(periodic), dt, device, requires_grad, shape)
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
+                requires_grad: bool = False) -> TensorBase:
+    """The Hann window, sin^2(pi k / (N - 1)) for k = 0..N-1, as torch.hann_window. periodic=True (the
+    default, what torch.stft takes) gives the first N points of the N+1-point window; default float dtype."""
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, cosine_sum(HANN))
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
+                   dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
+    """The Hamming window, alpha - beta cos(2 pi k / (N - 1)), as torch.hamming_window (periodic: as in
+    hann_window); alpha = beta = 1/2 is the Hann window."""
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   cosine_sum((alpha, beta)))
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
+                    requires_grad: bool = False) -> TensorBase:
+    """The Blackman window, 0.42 - 0.5 cos(2 pi k / (N - 1)) + 0.08 cos(4 pi k / (N - 1)), as
+    torch.blackman_window (periodic: as in hann_window)."""
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, cosine_sum(BLACKMAN))
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, device=None,
+                    requires_grad: bool = False) -> TensorBase:
+    """The Bartlett (triangular) window, 1 - |2k / (N - 1) - 1|, as torch.bartlett_window (periodic: as in
+    hann_window)."""
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, triangle)
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype=None, device=None,
+                  requires_grad: bool = False) -> TensorBase:
+    """The Kaiser window, I0(beta sqrt(1 - (2k / (N - 1) - 1)^2)) / I0(beta), as torch.kaiser_window
+    (periodic: as in hann_window). PyTorch takes beta only by position; here beta= works too."""
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, kaiser_shape(beta))

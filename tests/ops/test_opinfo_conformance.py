@@ -3,7 +3,7 @@
 PyTorch tests every op on the sample inputs of its OpInfo database
 (`torch.testing._internal.common_methods_invocations.op_db`). Here every OpInfo whose op tinygrad_lab
 provides (by the same name: `torch.X` -> `tinygrad_lab.X` or the Tensor method, `nn.functional.X`,
-`linalg.X`, `special.X`) runs on those samples in float32 and float64, with PyTorch and with
+`linalg.X`, `special.X`, `signal.windows.X`) runs on those samples in float32 and float64, with PyTorch and with
 tinygrad_lab: the outputs (dtype, shape, values) and the gradients of a random weighting of the
 outputs must match. OpInfos whose op is a lambda (method-only ops, argument reorderings) run that
 lambda with `torch` bound to tinygrad_lab.
@@ -37,7 +37,7 @@ class Unsupported(Exception):
 # ---------------------------------------------------------------- which ops we provide
 
 _NAMESPACES = {"nn.functional.": lambda: tl.nn.functional, "linalg.": lambda: tl.linalg,
-               "special.": lambda: tl.special}
+               "special.": lambda: tl.special, "signal.windows.": lambda: tl.signal.windows}
 
 
 def resolve(info):
