@@ -58,6 +58,7 @@ from .ops.rearrange import (block_diag, broadcast_shapes, broadcast_tensors, car
                             fliplr, flipud, hsplit, kron, rot90, row_stack, tensor_split, unravel_index, vander,
                             vsplit)
 from .ops.sorting import bucketize, isin, searchsorted
+from .ops.ctc import ctc_loss_enum as ctc_loss  # torch.ctc_loss: the reduction as ATen's int
 from .ops.special import digamma, erfc, erfinv, lgamma, logit, mvlgamma, polygamma, sinc, xlogy
 from .ops.statistics import (aminmax, cdist, corrcoef, cov, cumulative_trapezoid, diff, histogram, nanmean,
                              nanquantile, nansum, quantile, std_mean, trapezoid, var_mean)

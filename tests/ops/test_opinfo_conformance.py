@@ -207,6 +207,10 @@ KNOWN_GAPS = {
     "linalg.pinv.hermitian": "hermitian=True: the gradient goes to the lower triangle only",
     "nn.functional.scaled_dot_product_attention": "a sample with dropout_p > 0 draws another mask than PyTorch's",
     "nn.functional.group_norm": "an empty batch is refused",
+    "nn.functional.ctc_loss-float32": "float32 gradient over 50 frames: PyTorch's float32 rounding in the alpha/beta "
+                                      "recursions leaves it up to 8e-5 off the float64 gradient (ours 9e-5, at other "
+                                      "elements): even the exact gradient misses the 1e-5 tolerance at ~20 elements "
+                                      "(losses agree; float64 agrees to 2e-13)",
 }
 
 MAX_SAMPLES = 40  # per op and dtype: max_pool2d alone has hundreds (minutes), the first 40 cover its cases

@@ -62,7 +62,8 @@ __all__ = [
     "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "triplet_margin_loss", "soft_margin_loss", "multi_margin_loss",
-    "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "pairwise_distance", "cosine_similarity",
+    "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
+    "pairwise_distance", "cosine_similarity",
     "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d", "unfold", "fold",
@@ -1139,6 +1140,10 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     if full:
         loss = ew.add(loss, 0.5 * math.log(2 * math.pi))
     return _reduce(loss, reduction)
+
+
+# CTC (connectionist temporal classification): one op (its alpha/beta recursions) with its own checks, ops/ctc.py
+from ..ops.ctc import ctc_loss  # noqa: E402
 
 
 # ---------------------------------------------------------------- convolution and pooling (ops/conv.py)

@@ -243,3 +243,17 @@ class GaussianNLLLoss(_Loss):
 
     def forward(self, input: TensorBase, target: TensorBase, var) -> TensorBase:
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification: -log p(target sequence | per-frame log-probabilities),
+    summed over every alignment of the targets with the frames (blank fills the gaps)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs: TensorBase, targets: TensorBase, input_lengths, target_lengths) -> TensorBase:
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
