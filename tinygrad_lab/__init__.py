@@ -18,6 +18,8 @@ from .ops.elementwise import (abs, add, allclose, ceil, clamp, cos, div, eq, equ
                               log, log1p, logical_and, logical_not, logical_or, lt, maximum, minimum, mul, ne, neg,
                               pow, relu, remainder, round, rsqrt, sigmoid, sign, sin, sqrt, sub, tanh, trunc)
 from .ops.indexing import gather
+from .ops.conv import (avg_pool1d, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                       max_pool1d, max_pool2d, max_pool3d)  # torch.conv2d etc. (torch has no top-level avg_pool2d/3d)
 from .ops.linalg import matmul
 from .ops.movement import (broadcast_to, cat, chunk, flatten, flip, meshgrid, permute, reshape, split, squeeze,
                            stack, t, transpose, unsqueeze)

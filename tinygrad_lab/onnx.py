@@ -16,6 +16,7 @@ nodes named after the trace's values (`v3`, `v3/Gemm`). An op without a conversi
 """
 from __future__ import annotations
 
+import math
 import os
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
@@ -312,25 +313,27 @@ def _gather(b: _Builder, step: Step, outs: list) -> None:
 
 def _conv(b: _Builder, step: Step, outs: list) -> None:
     x, w, bias, geo = step.args
-    if len(geo.x_shape) == 3:
-        attrs = {"kernel_shape": [geo.kw], "strides": [geo.sw], "dilations": [geo.dw], "pads": [geo.pl, geo.pr]}
-    else:
-        attrs = {"kernel_shape": [geo.kh, geo.kw], "strides": [geo.sh, geo.sw], "dilations": [geo.dh, geo.dw],
-                 "pads": [geo.pt, geo.pl, geo.pb, geo.pr]}
+    n = len(geo.x_shape) - 2  # spatial dims of the tensors (a 1-d convolution runs as 2-d with a height of 1)
+    begin, end = zip(*geo.pads[-n:])
+    attrs = {"kernel_shape": list(geo.kernel[-n:]), "strides": list(geo.stride[-n:]),
+             "dilations": list(geo.dilation[-n:]), "pads": list(begin + end)}
     inputs = [b.name(x), b.name(w)] + ([b.name(bias)] if bias is not None else [])
     b.node("Conv", inputs, outs, group=geo.G, **attrs)
 
 
 def _pool_attrs(step: Step, geo) -> tuple[dict, int]:
     """ONNX's pooling attributes for a geometry (ceil_mode where PyTorch's rule chose it), and the
-    number of spatial dims. A rank-3 input is 1-d batched (N, C, L), unless its pooling is 2-d
-    (C, H, W); with H = 1 and a 1-row window the two readings compute the same."""
+    number of spatial dims. A 1-d pooling runs as 2-d with a height of 1, so with two spatial entries
+    a rank-3 input is 1-d batched (N, C, L), unless its pooling is 2-d (C, H, W); with H = 1 and a
+    1-row window the two readings compute the same."""
     rank = len(geo.x_shape)
-    spatial = 2 if rank == 4 or (rank == 3 and not (geo.H == geo.kh == 1 and geo.ph == 0)) else 1
-    dims = [("H", "kh", "sh", "ph", "dh", "OH"), ("W", "kw", "sw", "pw", "dw", "OW")][2 - spatial:]
+    if len(geo.sizes) == 3:
+        spatial = 3
+    else:
+        flat = geo.sizes[0] == geo.kernel[0] == 1 and geo.padding[0] == 0
+        spatial = 2 if rank == 4 or (rank == 3 and not flat) else 1
     kernel, stride, pads, ceil = [], [], [], False
-    for names in dims:
-        n, k, s, p, d, o = (getattr(geo, a) for a in names)
+    for n, k, s, p, d, o in list(zip(geo.sizes, geo.kernel, geo.stride, geo.padding, geo.dilation, geo.out))[-spatial:]:
         span = n + 2 * p - d * (k - 1) - 1
         if o != span // s + 1:
             ceil = True
@@ -349,8 +352,8 @@ def _pool(op: str) -> Converter:
             raise _unsupported(step, "return_indices=True: ONNX numbers the indices differently")
         attrs, spatial = _pool_attrs(step, geo)
         if op == "MaxPool":
-            attrs["dilations"] = [geo.dh, geo.dw][2 - spatial:]
-        elif not isinstance(geo.divisor, (int, float)) or geo.divisor != geo.kh * geo.kw:
+            attrs["dilations"] = list(geo.dilation[-spatial:])
+        elif not isinstance(geo.divisor, (int, float)) or geo.divisor != math.prod(geo.kernel):
             raise _unsupported(step, "only a divisor of the full window size converts (count_include_pad=True, "
                                      "no divisor_override, no clipped ceil_mode windows)")
         else:

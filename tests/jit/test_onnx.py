@@ -78,6 +78,25 @@ def test_pooling_and_conv_variants_round_trip(tmp_path):
         np.testing.assert_allclose(got, host(expected), rtol=1e-5, atol=1e-5)
 
 
+def test_three_d_conv_and_pools_round_trip(tmp_path):
+    """conv3d (uneven stride, padding and dilation per dim, groups), max/avg pool3d batched and
+    unbatched (C, D, H, W), which has the rank of a batched 2-d input."""
+    tl.manual_seed(0)
+    w = tl.randn(4, 2, 2, 3, 1)
+
+    def volumes(x):
+        return (F.conv3d(x, w, stride=(1, 2, 1), padding=(1, 0, 1), dilation=(2, 1, 1), groups=2),
+                F.max_pool3d(x, (2, 3, 2), stride=(1, 2, 2), padding=(1, 1, 0), ceil_mode=True),
+                F.avg_pool3d(x, 2), F.max_pool3d(x[0], 2), F.avg_pool3d(x[0], (1, 2, 3), stride=1))
+
+    x = tl.randn(2, 4, 5, 6, 7)
+    tl_onnx.export(volumes, x, tmp_path / "volumes.onnx")
+    got, expected = _run(tmp_path / "volumes.onnx", [x]), _eager(volumes, [x])
+    assert len(got) == len(expected) == 5
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, host(e), rtol=1e-5, atol=1e-5)
+
+
 def test_names_initializers_and_determinism(tmp_path):
     tl.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 3), nn.ReLU())

@@ -170,7 +170,15 @@ CONV_LARGER = {
     "strided 28x28": ((4, 3, 28, 28), (6, 3, 5, 5), {"stride": 2, "padding": 2}),
     "unbatched 2-d": ((3, 9, 8), (4, 3, 3, 3), {"padding": 1}),
     "unbatched 1-d": ((3, 9), (4, 3, 3), {"padding": 1}),
+    "3-d volume": ((3, 4, 6, 7, 5), (6, 2, 3, 2, 3), {"padding": (1, 0, 2), "stride": (2, 1, 1), "groups": 2}),
+    "unbatched 3-d": ((2, 5, 4, 6), (3, 2, 2, 3, 2), {"padding": "same", "dilation": (2, 1, 1)}),
 }
+
+
+def _conv_fns(torch, ws) -> tuple:
+    """Our convolution and PyTorch's for a weight of shape ws (its rank says how many spatial dims)."""
+    name = f"conv{len(ws) - 2}d"
+    return getattr(C, name), getattr(torch.nn.functional, name)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -178,7 +186,7 @@ CONV_LARGER = {
 def test_conv_larger_shapes_and_float32_match_pytorch(case, dtype, torch):
     xs, ws, kw = case
     x, w, b = _conv_inputs(xs, ws, True, dtype=np.dtype(dtype))
-    fn, tfn = (C.conv1d, torch.nn.functional.conv1d) if len(ws) == 3 else (C.conv2d, torch.nn.functional.conv2d)
+    fn, tfn = _conv_fns(torch, ws)
     tol = {"rtol": 1e-10, "atol": 1e-11} if dtype == "float64" else {"rtol": 1e-4, "atol": 1e-4}
     _check_conv_against_torch(torch, fn, tfn, x, w, b, kw, **tol)
 
@@ -187,6 +195,7 @@ CHUNKED = {  # a batch of 5 whose columns exceed the workspace's cap: convolved 
     "padding 1": ((5, 3, 4, 4), (2, 3, 3, 3), {"padding": 1}),
     "groups stride dilation": ((5, 4, 7, 6), (4, 2, 2, 2), {"groups": 2, "stride": (2, 3), "dilation": 2, "padding": 1}),
     "conv1d": ((5, 2, 9), (3, 2, 2), {"stride": 2, "padding": 2, "dilation": 3}),
+    "conv3d": ((5, 2, 4, 5, 3), (3, 2, 2, 3, 2), {"stride": (1, 2, 1), "padding": 1, "dilation": (2, 1, 1)}),
 }
 
 
@@ -207,7 +216,7 @@ def test_conv_in_chunks_of_images_matches_pytorch(case, torch, monkeypatch):
     images in the forward and again in the weight gradient."""
     xs, ws, kw = case
     x, w, b = _conv_inputs(xs, ws, True)
-    fn, tfn = (C.conv1d, torch.nn.functional.conv1d) if len(ws) == 3 else (C.conv2d, torch.nn.functional.conv2d)
+    fn, tfn = _conv_fns(torch, ws)
     calls = _chunks_of_two_images(monkeypatch, torch, tfn, x, w, kw)
     _check_conv_against_torch(torch, fn, tfn, x, w, b, kw)
     assert calls == [2, 2, 1] * 2

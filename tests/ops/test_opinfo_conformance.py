@@ -171,6 +171,12 @@ SKIP = {
     "nn.functional.rrelu": (lambda s: s.kwargs.get("training", False),
                             "training=True draws its slopes from tinygrad_lab's generator, not PyTorch's "
                             "(the eval samples are compared)"),
+    "nn.functional.conv_transpose3d": (lambda s: s.input.dtype == torch.float32
+                                       and tuple(s.args[0].shape) == (4, 8, 3, 3, 3),
+                                       "float32, 216 products per input gradient of magnitudes up to 90: at one "
+                                       "element that cancels to -0.29524 (float64), PyTorch's float32 kernel gives "
+                                       "-0.29529 (4.6e-5 off, over the 1e-5 tolerance), ours -0.29525 (float64 "
+                                       "agrees to 1e-12); the unbatched sample is the same data"),
 }
 
 # Ops whose values are random or uninitialised: only dtype and shape are compared.

@@ -68,6 +68,8 @@ __all__ = [
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d", "unfold", "fold",
     "max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "pdist",
+    "conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d", "adaptive_max_pool3d", "lp_pool3d",
+    "max_pool3d_with_indices", "max_unpool3d",
     "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
     "group_norm", "instance_norm", "rms_norm", "local_response_norm",
     "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
@@ -1149,8 +1151,9 @@ from ..ops.ctc import ctc_loss  # noqa: E402
 # ---------------------------------------------------------------- convolution and pooling (ops/conv.py)
 
 from ..ops.conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d,  # noqa: E402
-                        adaptive_max_pool1d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
-                        conv_transpose1d, conv_transpose2d, fold, max_pool1d, max_pool2d, unfold)
+                        adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d,
+                        avg_pool3d, conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d,
+                        fold, max_pool1d, max_pool2d, max_pool3d, unfold)
 from ..ops.sampling import affine_grid, grid_sample  # noqa: E402
 
 
@@ -1165,6 +1168,12 @@ def lp_pool2d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool
     """The p-norm of each window of (N, C, H, W) or (C, H, W), p = norm_type: (sum of x**p)**(1/p)."""
     kh, kw = kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size, kernel_size)
     return _lp_pool(avg_pool2d, input, norm_type, kernel_size, stride, ceil_mode, kh * kw)
+
+
+def lp_pool3d(input, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False):
+    """The p-norm of each window of (N, C, D, H, W) or (C, D, H, W), p = norm_type: (sum of x**p)**(1/p)."""
+    kd, kh, kw = kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 3
+    return _lp_pool(avg_pool3d, input, norm_type, kernel_size, stride, ceil_mode, kd * kh * kw)
 
 
 def _lp_pool(avg_pool, input, p: float, kernel_size, stride, ceil_mode: bool, window: int):
@@ -1187,6 +1196,12 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+                            return_indices: bool = False):
+    """max_pool3d that always returns (output, indices); return_indices is accepted and ignored (as PyTorch)."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
 @tensor_args("input", "indices")
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of max_pool1d: each value of (N, C, L) or (C, L) goes to the position its index
@@ -1199,6 +1214,13 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     """The partial inverse of max_pool2d for (N, C, H, W) or (C, H, W): each value goes to the flat position
     h * W_out + w its index names, zeros elsewhere. The gradient reads back at the indices."""
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+@tensor_args("input", "indices")
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d for (N, C, D, H, W) or (C, D, H, W): each value goes to the flat
+    position d * H_out * W_out + h * W_out + w its index names, zeros elsewhere. The gradient reads back there."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
 
 
 def _max_unpool(op: str, spatial: int, input, indices, kernel_size, stride, padding, output_size):

@@ -1,16 +1,19 @@
-"""Convolution and pooling: conv1d/conv2d, their transposes, unfold/fold (im2col itself, and its
-adjoint), max/avg pooling, adaptive pooling.
+"""Convolution and pooling over 1, 2 or 3 spatial dims: conv1d/2d/3d, their transposes, unfold/fold
+(im2col itself, and its adjoint), max/avg pooling, adaptive pooling.
 
-Shapes and arguments follow torch.nn.functional: inputs are (N, C, L) or (N, C, H, W)
-(unbatched (C, L) / (C, H, W) too), weights (O, C/groups, k) or (O, C/groups, kh, kw).
-The 1-d ops run as 2-d ops with a height of 1.
+Shapes and arguments follow torch.nn.functional: inputs are (N, C, *spatial), spatial being (L,),
+(H, W) or (D, H, W) (unbatched (C, *spatial) too), weights (O, C/groups, *kernel). One mechanism
+serves every rank: the geometries keep one entry per spatial dim in tuples (sizes, kernel, stride,
+...), and the loops run over kernel offsets, whatever their number of dims. The 1-d ops run as 2-d
+ops with a height of 1.
 
 How a convolution runs (im2col + one matrix product). The padded input is laid out
 batch-innermost, (C, H, W, N), and for each kernel offset (i, j) the input values under
 that offset for every output position are copied into `cols[:, i, j]`: a loop over the
 kh*kw offsets, each a single strided copy, never a loop over pixels or images. Then
 out = weight (O, C*kh*kw) @ cols (C*kh*kw, OH*OW*N) is one matrix product (one per
-group), transposed back to (N, O, OH, OW).
+group), transposed back to (N, O, OH, OW). In 3-d the offsets are (a, i, j), the columns
+(C, kd, kh, kw, OD, OH, OW, N): the same loop over kd*kh*kw offsets, the same matrix product.
 
 The gradients close on themselves, so every backward is differentiable again:
     y  = Conv(x, w)                 dy/dx: ConvInputGrad(g, w)     dy/dw: ConvWeightGrad(x, g)
@@ -24,13 +27,16 @@ Everything is written against the backend's array module (`ctx.xp`, NumPy or CuP
 basic slicing, matmul and elementwise ops, plus two backend helpers: `matrix_transpose`
 (the layout changes) and `index_add` (max pooling's gradient where windows overlap).
 Temporaries (columns, padded copies) live in a per-thread workspace reused between calls;
-nothing from it is ever returned or saved for backward. The columns are kh*kw times the
-input: a batch whose columns would exceed the workspace's cap (_WORKSPACE_MAX) is convolved
-a chunk of images at a time (_batches), so a convolution's memory does not grow with its batch.
+nothing from it is ever returned or saved for backward. The columns are K times the input
+(K = kernel positions): a batch whose columns would exceed the workspace's cap (_WORKSPACE_MAX)
+is convolved a chunk of images at a time (_batches), so a convolution's memory does not grow
+with its batch.
 """
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 import math
 import sys
 import threading
@@ -45,9 +51,10 @@ from . import movement as mv
 from . import reduce as rd
 from .op import Op, tensor_args
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d",
-           "conv_transpose1d", "conv_transpose2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-           "max_pool1d", "max_pool2d", "unfold", "fold"]
+__all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "max_pool1d", "max_pool2d",
+           "max_pool3d", "unfold", "fold"]
 
 
 # ---------------------------------------------------------------- convolution
@@ -148,6 +155,14 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@tensor_args("input", "weight", "bias")
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """3-d convolution (cross-correlation) as torch.nn.functional.conv3d: input (N, C, D, H, W) or (C, D, H, W),
+    weight (O, C/groups, kd, kh, kw); stride/padding/dilation an int or a triple; padding also 'valid' or 'same'.
+    The same im2col and matrix product as conv2d's, over kd*kh*kw kernel offsets."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv(op: str, spatial: int, input, weight, bias, stride, padding, dilation, groups):
     x, unbatched = _conv_operands(op, spatial, input, weight, bias)
     geo = _conv_geometry(op, spatial, x, weight, bias, stride, padding, dilation, groups)
@@ -205,6 +220,15 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     int or a pair. It is the gradient of conv2d with respect to its input (as a function of the
     output gradient), which is how it is computed."""
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups: int = 1,
+                     dilation=1):
+    """3-d transposed convolution as torch.nn.functional.conv_transpose3d: input (N, C_in, D, H, W) or
+    (C_in, D, H, W), weight (C_in, C_out/groups, kd, kh, kw); stride, padding, output_padding and dilation
+    an int or a triple. As in 2-d, it is conv3d's gradient with respect to its input."""
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)
 
 
@@ -309,8 +333,8 @@ def _window_args(kernel_size, dilation, padding, stride) -> tuple:
 
 class MaxPool(Op):
     """The max over each window (padding counts as -inf); with want_indices also PyTorch's indices,
-    the argmax's position h * W + w in its input plane. Ties go to the first element of the window,
-    NaN wins (as PyTorch). Backward: g goes to each window's argmax (MaxPoolInputGrad)."""
+    the argmax's position in its input plane (h * W + w; d * H * W + h * W + w in 3-d). Ties go to the
+    first element of the window, NaN wins (as PyTorch). Backward: g goes to each window's argmax (MaxPoolInputGrad)."""
 
     @staticmethod
     def forward(ctx, x, geo, want_indices):
@@ -356,7 +380,7 @@ class MaxPoolInputGrad(Op):
         if ctx.needs_input_grad[0]:
             ctx.geo, ctx.gidx = geo, gidx
         xp = ctx.xp
-        out = xp.zeros(geo.P * geo.H * geo.W, dtype=g._data.dtype)
+        out = xp.zeros(geo.P * geo.plane, dtype=g._data.dtype)
         if geo.overlap:
             ctx.device.backend.index_add(out, gidx.reshape(-1), g._data.reshape(-1))
         else:  # each input element is in one window at most: the argmaxes are distinct
@@ -400,6 +424,14 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@tensor_args("input")
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """3-d max pooling as torch.nn.functional.max_pool3d: input (N, C, D, H, W) or (C, D, H, W); with
+    return_indices, also the argmax positions d * H * W + h * W + w in each (D, H, W) volume (int64)."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
 def _max_pool(op, spatial, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     geo = _pool_args(op, input, spatial, kernel_size, stride, padding, dilation, ceil_mode)
     if return_indices:
@@ -408,27 +440,43 @@ def _max_pool(op, spatial, input, kernel_size, stride, padding, dilation, ceil_m
 
 
 def _argmax_index(dev, geo, idx, best):
-    """Each window's argmax as a position in the flattened input (P * H * W), int64, from its
+    """Each window's argmax as a position in the flattened input (P * plane), int64, from its
     offset k in the window. A window whose max is -inf and that reaches into padding points at its
     first input element, as PyTorch does."""
-    xp, t = dev.backend.xp, _window_tables(dev, geo)
+    t = _window_tables(dev, geo)
     if geo.padded and dev.backend.may_be_true(lambda: (best == -float("inf")).any()):
-        k = idx.astype("int64")
-        h = xp.clip(t.rows.reshape(-1, 1) + (k // geo.kw) * geo.dh, 0, geo.H - 1)
-        w = xp.clip(t.cols + (k % geo.kw) * geo.dw, 0, geo.W - 1)
-        within = h * geo.W + w
+        within = _clipped_position(dev.backend.xp, geo, t, idx.astype("int64"))
     else:  # the position of each window's first element, plus the argmax's offset in the window
         within = t.starts + t.offsets.take(idx)
     return within + t.planes
 
 
-class _WindowTables(NamedTuple):
-    """A pooling geometry's index tables on one device (int64): each window's first row and column
-    (rows, cols), its first element's position in the plane (starts, (OH, OW)), the position of each
-    kernel offset k relative to it (offsets, (K,)) and each plane's first position (planes, (P, 1, 1))."""
+def _clipped_position(xp, geo, t, k):
+    """The position in the plane of kernel offset k (flat, row-major) of every window, each coordinate
+    clipped into the input (padding's positions moved onto its nearest input element)."""
+    nd, within = len(geo.sizes), 0
+    for d in reversed(range(nd)):  # the last dim varies fastest in k
+        at = k % geo.kernel[d]
+        k = k // geo.kernel[d]
+        pos = xp.clip(_along(t.firsts[d], d, nd) + at * geo.dilation[d], 0, geo.sizes[d] - 1)
+        within = within + pos * t.steps[d]
+    return within
 
-    rows: Any
-    cols: Any
+
+def _along(a, d: int, nd: int):
+    """The 1-d array a shaped to lie along dim d of nd trailing dims (for broadcasting)."""
+    return a.reshape((1,) * d + (-1,) + (1,) * (nd - d - 1))
+
+
+class _WindowTables(NamedTuple):
+    """A pooling geometry's index tables on one device (int64): each window's first index along each
+    spatial dim (firsts, one array per dim), the step in the flattened plane of one position along
+    each dim (steps, ints), each window's first element's position in the plane (starts, out's shape),
+    the position of each kernel offset k relative to it (offsets, (K,)) and each plane's first
+    position (planes, (P, 1, ...))."""
+
+    firsts: tuple
+    steps: tuple
     starts: Any
     offsets: Any
     planes: Any
@@ -438,19 +486,20 @@ _tables: dict = {}  # (device, geometry) -> _WindowTables: made once, not upload
 
 
 def _window_tables(dev, geo) -> _WindowTables:
-    key = (dev._str, geo.P, geo.H, geo.W, geo.OH, geo.OW, geo.kh, geo.kw, geo.sh, geo.sw, geo.ph, geo.pw, geo.dh,
-           geo.dw)
+    key = (dev._str, geo.P, geo.sizes, geo.out, geo.kernel, geo.stride, geo.padding, geo.dilation)
     t = _tables.get(key)
     if t is None:
         if len(_tables) >= 64:  # a few geometries recur (one per pooling layer and batch size)
             _tables.clear()
-        xp = dev.backend.xp
-        rows = xp.arange(geo.OH, dtype="int64") * geo.sh - geo.ph
-        cols = xp.arange(geo.OW, dtype="int64") * geo.sw - geo.pw
-        offsets = dev.backend.asarray(np.array([i * geo.dh * geo.W + j * geo.dw for i in range(geo.kh)
-                                                for j in range(geo.kw)], dtype="int64"), index=dev.index or 0)
-        planes = (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(geo.P, 1, 1)
-        t = _tables[key] = _WindowTables(rows, cols, (rows * geo.W).reshape(-1, 1) + cols, offsets, planes)
+        xp, nd = dev.backend.xp, len(geo.sizes)
+        steps = tuple(math.prod(geo.sizes[d + 1:]) for d in range(nd))  # (H * W, W, 1) for (D, H, W)
+        firsts = tuple(xp.arange(o, dtype="int64") * s - p for o, s, p in zip(geo.out, geo.stride, geo.padding))
+        starts = sum(_along(f, d, nd) * steps[d] for d, f in enumerate(firsts))
+        offsets = np.array([sum(i * dil * st for i, dil, st in zip(at, geo.dilation, steps))
+                            for at in itertools.product(*map(range, geo.kernel))], dtype="int64")
+        offsets = dev.backend.asarray(offsets, index=dev.index or 0)
+        planes = (xp.arange(geo.P, dtype="int64") * geo.plane).reshape((geo.P,) + (1,) * nd)
+        t = _tables[key] = _WindowTables(firsts, steps, starts, offsets, planes)
     return t
 
 
@@ -488,17 +537,17 @@ class AvgPoolInputGrad(Op):
             ctx.geo = geo
         xp = ctx.xp
         d = g._data
-        share = d.reshape(geo.P, geo.OH, geo.OW) / geo.divisor
+        share = d.reshape((geo.P,) + geo.out) / geo.divisor
         if not geo.padded:
-            out = xp.zeros((geo.P, geo.H, geo.W), dtype=d.dtype)
+            out = xp.zeros((geo.P,) + geo.sizes, dtype=d.dtype)
             for _, slab in geo.slabs(out):
                 slab += share
             return out.reshape(geo.x_shape)
-        buf = _scratch(ctx.device, "pool_pad", (geo.P, geo.Hp, geo.Wp), d.dtype, zero=True)
+        buf = _scratch(ctx.device, "pool_pad", (geo.P,) + geo.grid, d.dtype, zero=True)
         for _, slab in geo.slabs(buf):
             slab += share
         # copy(), not ascontiguousarray: padded rows only, one plane, is a contiguous slice of the workspace
-        return buf[:, geo.ph:geo.ph + geo.H, geo.pw:geo.pw + geo.W].copy().reshape(geo.x_shape)
+        return buf[geo.inner].copy().reshape(geo.x_shape)
 
     @staticmethod
     def backward(ctx, gg):
@@ -522,6 +571,15 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
                      divisor_override)
 
 
+@tensor_args("input")
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    """3-d average pooling as torch.nn.functional.avg_pool3d: input (N, C, D, H, W) or (C, D, H, W); stride
+    defaults to kernel_size; zero padding, counted in the divisor unless count_include_pad=False."""
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
 def _avg_pool(op, spatial, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     geo = _pool_args(op, input, spatial, kernel_size, stride, padding, 1, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
@@ -534,22 +592,22 @@ def _avg_pool(op, spatial, input, kernel_size, stride, padding, ceil_mode, count
 def _avg_divisor(xp, geo, count_include_pad: bool, divisor_override, dtype):
     """PyTorch's divisor per output position: the window size clipped to the padded input (or to the
     input itself without count_include_pad); a Python number when it is the same everywhere, else an
-    (OH, OW) array (the outer product of the per-row and per-column window sizes)."""
+    array of the output's spatial shape (the outer product of the window extents along each dim)."""
     if divisor_override is not None:
         return divisor_override
 
-    def sizes(n_out, n, k, s, p):  # window extent per output row (or column): plain ints, O(n_out)
+    def sizes(n_out, n, k, s, p):  # window extent per output index along one dim: plain ints, O(n_out)
         start = [o * s - p for o in range(n_out)]
         end = [min(b + k, n + p) for b in start]
         if count_include_pad:
             return [e - b for b, e in zip(start, end)]
         return [min(e, n) - max(b, 0) for b, e in zip(start, end)]
 
-    hs = sizes(geo.OH, geo.H, geo.kh, geo.sh, geo.ph)
-    ws = sizes(geo.OW, geo.W, geo.kw, geo.sw, geo.pw)
-    if len(set(hs)) == 1 and len(set(ws)) == 1:
-        return hs[0] * ws[0]
-    return xp.asarray(hs, dtype=dtype).reshape(-1, 1) * xp.asarray(ws, dtype=dtype)
+    extents = [sizes(*dim) for dim in zip(geo.out, geo.sizes, geo.kernel, geo.stride, geo.padding)]
+    if all(len(set(e)) == 1 for e in extents):
+        return math.prod(e[0] for e in extents)
+    nd = len(extents)
+    return math.prod(_along(xp.asarray(e, dtype=dtype), d, nd) for d, e in enumerate(extents))
 
 
 # ---------------------------------------------------------------- adaptive average pooling
@@ -609,21 +667,21 @@ def _adaptive_matrix(xp, n_in: int, n_out: int, dtype):
 
 class AdaptiveMaxPool(Op):
     """The max over each of PyTorch's adaptive windows [floor(i*H/OH), ceil((i+1)*H/OH)) (per dim), which
-    may differ in size and overlap; with want_indices also the argmax's position h * W + w in its input
-    plane. Backward: g goes to each window's argmax (MaxPoolInputGrad, as max pooling's)."""
+    may differ in size and overlap; with want_indices also the argmax's position in its input plane
+    (h * W + w; d * H * W + h * W + w in 3-d). Backward: g goes to each window's argmax
+    (MaxPoolInputGrad, as max pooling's)."""
 
     @staticmethod
     def forward(ctx, x, geo, want_indices):
         xp = ctx.xp
-        rows, cols = geo.table(xp, "H"), geo.table(xp, "W")          # (OH, kh), (OW, kw): input positions
-        win = x._data.reshape(geo.P, geo.H, geo.W)[:, rows[:, :, None, None], cols[None, None, :, :]]
-        win = win.transpose(0, 1, 3, 2, 4).reshape(geo.P, geo.OH, geo.OW, -1)  # (P, OH, OW, kh * kw)
+        tables = [geo.table(xp, d) for d in range(len(geo.sizes))]  # (n_out, k) input positions per dim
+        win = _adaptive_windows(x._data.reshape((geo.P,) + geo.sizes), tables)  # (P, *out, K)
         k = win.argmax(axis=-1)  # the first max; NaN wins, as PyTorch
         y = xp.take_along_axis(win, k[..., None], axis=-1)[..., 0]
-        kw = cols.shape[1]
-        flat = rows[xp.arange(geo.OH)[:, None], k // kw] * geo.W + cols[xp.arange(geo.OW), k % kw]
+        flat = _adaptive_position(xp, geo, tables, k)
         if ctx.needs_input_grad[0]:
-            ctx.geo, ctx.gidx = geo, flat + (xp.arange(geo.P, dtype="int64") * (geo.H * geo.W)).reshape(-1, 1, 1)
+            planes = (xp.arange(geo.P, dtype="int64") * geo.plane).reshape((geo.P,) + (1,) * len(geo.sizes))
+            ctx.geo, ctx.gidx = geo, flat + planes
         if not want_indices:
             return y.reshape(geo.y_shape)
         flat = flat.astype("int64").reshape(geo.y_shape)
@@ -635,24 +693,45 @@ class AdaptiveMaxPool(Op):
         return MaxPoolInputGrad.apply(g, ctx.geo, ctx.gidx), None, None
 
 
-class _AdaptiveGeom:
-    """An adaptive pooling's shapes, as plain ints (the 1-d case has H = OH = 1), in the fields max
-    pooling's gradient ops read (P, H, W, x_shape, y_shape, overlap)."""
+def _adaptive_windows(x, tables):
+    """Every window of x (P, *sizes) as a row: (P, *out, K), K the product of the tables' widths. Each
+    dim's table (n_out, k) indexes its own pair of axes; the window axes are then moved last."""
+    nd = len(tables)
+    index = tuple(t.reshape((1,) * (2 * d) + t.shape + (1,) * (2 * (nd - d - 1))) for d, t in enumerate(tables))
+    win = x[(slice(None),) + index]  # (P, out_0, k_0, out_1, k_1, ...)
+    order = (0,) + tuple(range(1, 2 * nd, 2)) + tuple(range(2, 2 * nd + 1, 2))
+    return win.transpose(order).reshape(win.shape[:1] + tuple(t.shape[0] for t in tables) + (-1,))
 
-    __slots__ = ("x_shape", "y_shape", "P", "H", "W", "OH", "OW", "overlap")
+
+def _adaptive_position(xp, geo, tables, k):
+    """The position in the input plane of window offset k (flat over the windows' dims) of every window."""
+    nd, flat, steps = len(tables), 0, 1
+    for d in reversed(range(nd)):  # the last dim varies fastest in k
+        width = tables[d].shape[1]
+        at, k = k % width, k // width
+        flat = flat + tables[d][_along(xp.arange(geo.out[d]), d, nd), at] * steps
+        steps *= geo.sizes[d]
+    return flat
+
+
+class _AdaptiveGeom:
+    """An adaptive pooling's shapes, as plain ints and tuples (sizes and out: per spatial dim), in the
+    fields max pooling's gradient ops read (P, plane, x_shape, y_shape, overlap)."""
+
+    __slots__ = ("x_shape", "y_shape", "P", "sizes", "out", "plane", "overlap")
 
     def __init__(self, x_shape: tuple, spatial: int, outs: tuple):
         self.x_shape = tuple(x_shape)
         lead = self.x_shape[:-spatial]
         self.P = math.prod(lead)
-        self.H, self.W = (1,) + self.x_shape[-1:] if spatial == 1 else self.x_shape[-2:]
-        self.OH, self.OW = (1,) + outs if spatial == 1 else outs
-        self.y_shape = lead + outs
+        self.sizes, self.out = self.x_shape[-spatial:], tuple(outs)
+        self.plane = math.prod(self.sizes)
+        self.y_shape = lead + self.out
         self.overlap = True  # windows may share elements: the gradient is added up (index_add)
 
-    def table(self, xp, dim: str):
-        """(n_out, k) input positions of each window along dim, a short window repeating its last one."""
-        n, n_out = (self.H, self.OH) if dim == "H" else (self.W, self.OW)
+    def table(self, xp, d: int):
+        """(n_out, k) input positions of each window along dim d, a short window repeating its last one."""
+        n, n_out = self.sizes[d], self.out[d]
         start = [(i * n) // n_out for i in range(n_out)]
         end = [-((-(i + 1) * n) // n_out) for i in range(n_out)]
         k = max(e - b for b, e in zip(start, end))
@@ -668,6 +747,13 @@ def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
     """Max pooling to a fixed output size (an int, a pair, None keeps that dim), as
     torch.nn.functional.adaptive_max_pool2d; with return_indices, also the argmax positions h * W + w."""
     return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices: bool = False):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) to a fixed output size (an int, a triple, None keeps
+    that dim), as torch.nn.functional.adaptive_max_pool3d; with return_indices, also the argmax positions
+    d * H * W + h * W + w."""
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
 
 
 def _adaptive_max_pool(op: str, spatial: int, input, output_size, return_indices: bool):
@@ -849,7 +935,7 @@ def _pool_args(op: str, x, spatial: int, kernel_size, stride, padding, dilation,
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
                                f"kernel_size={k} and dilation={d} (in {op})")
     geo = _PoolGeom(shape, spatial, kernel, stride, padding, dilation, ceil_mode)
-    if geo.OH < 1 or geo.OW < 1:
+    if min(geo.out) < 1:
         lead = shape[-spatial - 1]
         ins = "x".join(str(s) for s in (lead,) + shape[-spatial:])
         outs = "x".join(str(s) for s in (lead,) + geo.y_shape[-spatial:])
@@ -907,133 +993,167 @@ def _pool_out(n: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
 
 # ---------------------------------------------------------------- convolution geometry
 
-class _ConvGeom:
-    """Everything about one convolution's shapes, as plain ints; the 1-d case is 2-d with H = kh = 1.
+@functools.lru_cache(maxsize=256)
+def _window_cuts(kernel: tuple, stride: tuple, dilation: tuple, out: tuple) -> tuple:
+    """Per kernel offset (row-major over the kernel's dims): (at, cut), two indexes for an array
+    whose first dim is kept (channels, or pooled planes) and whose next dims are spatial. at is
+    (:, i, j, ...), where that offset's columns go; cut is (:, slice, slice, ...), the elements under
+    the offset for every output position: along each dim, start i * dilation, step stride, out values.
+    Made once per geometry (a few recur: one per layer), so a call pays for no slicing arithmetic."""
+    per_dim = [[slice(i * d, i * d + s * (o - 1) + 1, s) for i in range(k)]
+               for k, s, d, o in zip(kernel, stride, dilation, out)]
+    return tuple(((slice(None),) + at, (slice(None),) + cut)
+                 for at, cut in zip(itertools.product(*map(range, kernel)), itertools.product(*per_dim)))
 
-    x_shape/w_shape/y_shape  the shapes as the tensors have them (1-d or 2-d)
-    pt, pb, pl, pr           padding top, bottom, left, right (padding='same' may be uneven)
-    Hp, Wp                   the padded input size
-    M                        output positions, OH * OW * N: the columns of the matrix product
+
+def _dim(field: str, i: int, side: int | None = None) -> property:
+    """A read-only name for entry i of a per-dim tuple field (side: lo 0 or hi 1 of a (lo, hi) pair)."""
+    if side is None:
+        return property(lambda self: getattr(self, field)[i], doc=f"{field}[{i}]")
+    return property(lambda self: getattr(self, field)[i][side], doc=f"{field}[{i}][{side}]")
+
+
+@functools.lru_cache(maxsize=256)
+def _conv_dims(sizes: tuple, kernel: tuple, stride: tuple, pads: tuple, dilation: tuple) -> tuple:
+    """A convolution's per-dim sizes: (sizes, kernel, stride, dilation, pads, grid, out, K), the 1-d case
+    lifted to 2-d with a height of 1. Cached: a few geometries recur (one per layer and batch size)."""
+    if len(sizes) == 1:
+        sizes, kernel, stride, dilation, pads = ((1,) + sizes, (1,) + kernel, (1,) + stride, (1,) + dilation,
+                                                 ((0, 0),) + pads)
+    grid = tuple(n + lo + hi for n, (lo, hi) in zip(sizes, pads))
+    out = tuple((g - d * (k - 1) - 1) // s + 1 for g, k, s, d in zip(grid, kernel, stride, dilation))
+    return sizes, kernel, stride, dilation, pads, grid, out, math.prod(kernel)
+
+
+class _ConvGeom:
+    """Everything about one convolution's shapes, as plain ints and tuples with one entry per spatial
+    dim; the 1-d case is 2-d with H = kh = 1, so the spatial tuples have 2 or 3 entries.
+
+    x_shape/w_shape/y_shape  the shapes as the tensors have them (1-d, 2-d or 3-d)
+    sizes, kernel, stride, dilation   input size, kernel size, stride and dilation per spatial dim
+    pads                     ((lo, hi), ...) per spatial dim (padding='same' may be uneven)
+    grid                     the padded input size
+    out                      output positions per spatial dim
+    K, L                     kernel offsets (prod(kernel)) and output positions (prod(out)) of one image
+    M                        output positions of the batch, L * N: the columns of the matrix product
+    The 2-d names of the last two dims (H, W, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, Hp, Wp, OH, OW)
+    read those tuples: the im2col seam speaks them.
     """
 
-    __slots__ = ("x_shape", "w_shape", "y_shape", "N", "C", "H", "W", "O", "G", "kh", "kw", "sh", "sw", "dh",
-                 "dw", "pt", "pb", "pl", "pr", "Hp", "Wp", "OH", "OW", "M", "device")
+    __slots__ = ("x_shape", "w_shape", "y_shape", "N", "C", "O", "G", "sizes", "kernel", "stride", "dilation",
+                 "pads", "grid", "out", "K", "L", "M", "device")
+
+    H, W, kh, kw, OH, OW = (_dim(f, i) for f in ("sizes", "kernel", "out") for i in (-2, -1))
+    sh, sw, dh, dw, Hp, Wp = (_dim(f, i) for f in ("stride", "dilation", "grid") for i in (-2, -1))
+    pt, pb, pl, pr = (_dim("pads", i, side) for i in (-2, -1) for side in (0, 1))
 
     def __init__(self, x_shape, w_shape, stride, pads, dilation, groups, device):
         self.device = device
         self.x_shape, self.w_shape = tuple(x_shape), tuple(w_shape)
-        if len(x_shape) == 3:
-            self.N, self.C, self.W = x_shape
-            self.O, _, self.kw = w_shape
-            (self.sw,), (self.dw,), ((self.pl, self.pr),) = stride, dilation, pads
-            self.H = self.kh = self.sh = self.dh = 1
-            self.pt = self.pb = 0
-        else:
-            self.N, self.C, self.H, self.W = x_shape
-            self.O, _, self.kh, self.kw = w_shape
-            (self.sh, self.sw), (self.dh, self.dw) = stride, dilation
-            (self.pt, self.pb), (self.pl, self.pr) = pads
-        self.G = groups
-        self.Hp = self.H + self.pt + self.pb
-        self.Wp = self.W + self.pl + self.pr
-        self.OH = (self.Hp - self.dh * (self.kh - 1) - 1) // self.sh + 1
-        self.OW = (self.Wp - self.dw * (self.kw - 1) - 1) // self.sw + 1
-        self.M = self.OH * self.OW * self.N
-        self.y_shape = (self.N, self.O, self.OW) if len(x_shape) == 3 else (self.N, self.O, self.OH, self.OW)
+        self.N, self.C = self.x_shape[:2]
+        self.O, self.G = self.w_shape[0], groups
+        (self.sizes, self.kernel, self.stride, self.dilation, self.pads, self.grid, out,
+         self.K) = _conv_dims(self.x_shape[2:], self.w_shape[2:], tuple(stride), tuple(pads), tuple(dilation))
+        self._set_out(out)
+
+    def _set_out(self, out: tuple) -> None:
+        self.out = out
+        self.L = math.prod(out)
+        self.M = self.L * self.N
+        self.y_shape = (self.N, self.O) + out[len(out) + 2 - len(self.x_shape):]
+
+    @property
+    def inner(self) -> tuple:
+        """The index of the input inside the padded grid: (:, lo_0:lo_0 + n_0, ...)."""
+        return (slice(None),) + tuple(slice(lo, lo + n) for n, (lo, _) in zip(self.sizes, self.pads))
 
     def with_output(self, sizes: tuple) -> "_ConvGeom":
-        """This geometry with its output positions set to `sizes` (the last one or two dims): those of a
-        transposed convolution's input, which can be fewer than the padded size allows."""
+        """This geometry with its output positions set to `sizes` (per spatial dim of the tensors): those of
+        a transposed convolution's input, which can be fewer than the padded size allows."""
         geo = copy.copy(self)
-        geo.OW = sizes[-1]
-        geo.OH = sizes[0] if len(sizes) == 2 else 1
-        geo.M = geo.OH * geo.OW * geo.N
-        geo.y_shape = self.y_shape[:2] + tuple(sizes)
+        geo._set_out((1,) * (len(self.out) - len(sizes)) + tuple(sizes))
         return geo
 
     def batch(self, n: int) -> "_ConvGeom":
         """This geometry for a batch of n images (a chunk of the batch)."""
         geo = copy.copy(self)
-        geo.N, geo.M = n, self.OH * self.OW * n
+        geo.N, geo.M = n, self.L * n
         geo.x_shape, geo.y_shape = (n,) + self.x_shape[1:], (n,) + self.y_shape[1:]
         return geo
 
     def slabs(self, buf):
-        """Per kernel offset (i, j): the view of buf (C, Hp, Wp, N) under that offset for every output
-        position, shaped (C, OH, OW, N)."""
-        OH, OW, sh, sw = self.OH, self.OW, self.sh, self.sw
-        for i in range(self.kh):
-            r = i * self.dh
-            for j in range(self.kw):
-                c = j * self.dw
-                yield i, j, buf[:, r:r + sh * (OH - 1) + 1:sh, c:c + sw * (OW - 1) + 1:sw]
+        """Per kernel offset: (at, the view of buf (C, *grid, N) under that offset for every output
+        position, shaped (C, *out, N)); at indexes that offset's place in the columns, cols[at]."""
+        for at, cut in _window_cuts(self.kernel, self.stride, self.dilation, self.out):
+            yield at, buf[cut]
 
 
 # ---------------------------------------------------------------- pooling geometry
 
-class _PoolGeom:
-    """One pooling's shapes as plain ints. Inputs are handled as (P, H, W): every leading dim
-    (batch, channels) is pooled alike; the 1-d case has H = kh = 1.
+@functools.lru_cache(maxsize=256)
+def _pool_dims(sizes: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, ceil_mode: bool) -> tuple:
+    """A pooling's per-dim sizes and flags: (sizes, kernel, stride, padding, dilation, out, grid, padded, overlap,
+    plane, K), the 1-d case lifted to 2-d with a height of 1. Cached, as _conv_dims."""
+    if len(sizes) == 1:
+        sizes, kernel, stride, padding, dilation = ((1,) + sizes, (1,) + kernel, (1,) + stride, (0,) + padding,
+                                                    (1,) + dilation)
+    dims = tuple(zip(sizes, kernel, stride, padding, dilation))
+    out = tuple(_pool_out(n, k, s, p, d, ceil_mode) for n, k, s, p, d in dims)
+    grid = tuple(max((o - 1) * s + (k - 1) * d + 1, p + n) for o, (n, k, s, p, d) in zip(out, dims))
+    padded = any(padding) or grid != sizes
+    overlap = any(s < d * (k - 1) + 1 for _, k, s, _, d in dims)
+    return sizes, kernel, stride, padding, dilation, out, grid, padded, overlap, math.prod(sizes), math.prod(kernel)
 
-    Hp, Wp   rows/columns of the padded buffer the windows read (padding, plus the extra
-             right/bottom columns ceil_mode's last window may cover); `padded` says whether
-             the input needs such a buffer at all.
+
+class _PoolGeom:
+    """One pooling's shapes as plain ints and tuples. Inputs are handled as (P, *sizes): every leading
+    dim (batch, channels) is pooled alike; the 1-d case has a height of 1 (H = kh = 1).
+
+    sizes, kernel, stride, padding, dilation, out   per spatial dim
+    plane, K     positions in one input plane (prod(sizes)) and in one window (prod(kernel))
+    grid         the size of the padded buffer the windows read (padding, plus the extra trailing
+                 positions ceil_mode's last window may cover); `padded` says whether the input needs
+                 such a buffer at all.
     """
 
-    __slots__ = ("x_shape", "y_shape", "P", "H", "W", "kh", "kw", "sh", "sw", "dh", "dw", "ph", "pw", "OH", "OW",
-                 "Hp", "Wp", "padded", "overlap", "divisor")
+    __slots__ = ("x_shape", "y_shape", "P", "sizes", "kernel", "stride", "padding", "dilation", "out", "grid",
+                 "plane", "K", "padded", "overlap", "divisor")
 
     def __init__(self, x_shape, spatial, kernel, stride, padding, dilation, ceil_mode):
         self.x_shape = tuple(x_shape)
         lead = self.x_shape[:-spatial]
         self.P = math.prod(lead)
-        if spatial == 1:
-            self.H, (self.W,) = 1, self.x_shape[-1:]
-            self.kh = self.sh = self.dh = 1
-            self.ph = 0
-            (self.kw,), (self.sw,), (self.pw,), (self.dw,) = kernel, stride, padding, dilation
-        else:
-            self.H, self.W = self.x_shape[-2:]
-            self.kh, self.kw = kernel
-            self.sh, self.sw = stride
-            self.ph, self.pw = padding
-            self.dh, self.dw = dilation
-        self.OH = _pool_out(self.H, self.kh, self.sh, self.ph, self.dh, ceil_mode)
-        self.OW = _pool_out(self.W, self.kw, self.sw, self.pw, self.dw, ceil_mode)
-        self.Hp = max((self.OH - 1) * self.sh + (self.kh - 1) * self.dh + 1, self.ph + self.H)
-        self.Wp = max((self.OW - 1) * self.sw + (self.kw - 1) * self.dw + 1, self.pw + self.W)
-        self.padded = self.ph or self.pw or self.Hp > self.H or self.Wp > self.W
-        self.overlap = self.sh < self.dh * (self.kh - 1) + 1 or self.sw < self.dw * (self.kw - 1) + 1
-        self.y_shape = lead + ((self.OW,) if spatial == 1 else (self.OH, self.OW))
+        (self.sizes, self.kernel, self.stride, self.padding, self.dilation, self.out, self.grid, self.padded,
+         self.overlap, self.plane, self.K) = _pool_dims(self.x_shape[-spatial:], tuple(kernel), tuple(stride),
+                                                        tuple(padding), tuple(dilation), bool(ceil_mode))
+        self.y_shape = lead + self.out[-spatial:]
         self.divisor = None
 
     @property
-    def K(self) -> int:
-        return self.kh * self.kw
+    def inner(self) -> tuple:
+        """The index of the input inside the padded buffer: (:, p_0:p_0 + n_0, ...)."""
+        return (slice(None),) + tuple(slice(p, p + n) for n, p in zip(self.sizes, self.padding))
 
     def padded_input(self, dev, x, value):
-        """x as (P, Hp, Wp), padded with `value` where needed (in the workspace)."""
-        x3 = x.reshape(self.P, self.H, self.W)
+        """x as (P, *grid), padded with `value` where needed (in the workspace)."""
+        x3 = x.reshape((self.P,) + self.sizes)
         if not self.padded:
             return x3
-        buf = _scratch(dev, "pool_pad", (self.P, self.Hp, self.Wp), x.dtype)
+        buf = _scratch(dev, "pool_pad", (self.P,) + self.grid, x.dtype)
         buf.fill(value)
-        buf[:, self.ph:self.ph + self.H, self.pw:self.pw + self.W] = x3
+        buf[self.inner] = x3
         return buf
 
     def slabs(self, buf):
-        """Per kernel offset k = i * kw + j: the view of buf (P, Hp, Wp) under that offset, (P, OH, OW)."""
-        OH, OW, sh, sw = self.OH, self.OW, self.sh, self.sw
-        for i in range(self.kh):
-            r = i * self.dh
-            for j in range(self.kw):
-                c = j * self.dw
-                yield i * self.kw + j, buf[:, r:r + sh * (OH - 1) + 1:sh, c:c + sw * (OW - 1) + 1:sw]
+        """Per kernel offset k (row-major over the kernel's dims): the view of buf (P, *grid) under that
+        offset, (P, *out)."""
+        for k, (_, cut) in enumerate(_window_cuts(self.kernel, self.stride, self.dilation, self.out)):
+            yield k, buf[cut]
 
     def windows(self, dev, buf):
-        """The windows of buf as a contiguous (K, P, OH, OW) array in the workspace (one strided copy
+        """The windows of buf as a contiguous (K, P, *out) array in the workspace (one strided copy
         per kernel offset)."""
-        out = _scratch(dev, "pool_windows", (self.K, self.P, self.OH, self.OW), buf.dtype)
+        out = _scratch(dev, "pool_windows", (self.K, self.P) + self.out, buf.dtype)
         for k, slab in self.slabs(buf):
             out[k] = slab
         return out
@@ -1048,32 +1168,35 @@ class _PoolGeom:
 # (N, C*H*W) <-> (C*H*W, N), done by the backend (`matrix_transpose`).
 
 def im2col(x, geo):
-    """The columns of input array x (N, C, H, W) under every kernel offset: an array (C, kh, kw, OH, OW, N)
-    with cols[c, i, j, oh, ow, n] = x_padded[n, c, oh * sh + i * dh, ow * sw + j * dw], where x_padded is x
-    with geo.pt/pb rows and geo.pl/pr columns of zeros around it. The "im2col" seam; this one writes into the
-    workspace (valid until the next convolution)."""
+    """The columns of input array x (N, C, *sizes) under every kernel offset: an array (C, *kernel, *out, N),
+    (C, kh, kw, OH, OW, N) for a 2-d convolution, with cols[c, i, j, oh, ow, n] = x_padded[n, c, oh * sh + i * dh,
+    ow * sw + j * dw], where x_padded is x with geo.pt/pb rows and geo.pl/pr columns of zeros around it (in 3-d,
+    (C, kd, kh, kw, OD, OH, OW, N): one more index of each kind, for depth). The "im2col" seam; this one writes
+    into the workspace (valid until the next convolution)."""
     dev = geo.device
     be = dev.backend
-    N, C, H, W = geo.N, geo.C, geo.H, geo.W
-    if geo.Hp == H and geo.Wp == W:
-        buf = be.matrix_transpose(x.reshape(N, C * H * W), out=_scratch(dev, "chwn", (C * H * W, N), x.dtype))
-        buf = buf.reshape(C, H, W, N)
+    N, C = geo.N, geo.C
+    rows = C * math.prod(geo.sizes)  # C * H * W: one image's numbers
+    if geo.grid == geo.sizes:
+        buf = be.matrix_transpose(x.reshape(N, rows), out=_scratch(dev, "chwn", (rows, N), x.dtype))
+        buf = buf.reshape((C,) + geo.sizes + (N,))
     else:
-        t = be.matrix_transpose(x.reshape(N, C * H * W), out=_scratch(dev, "chwn_t", (C * H * W, N), x.dtype))
-        buf = _scratch(dev, "chwn", (C, geo.Hp, geo.Wp, N), x.dtype, zero=True)
-        buf[:, geo.pt:geo.pt + H, geo.pl:geo.pl + W] = t.reshape(C, H, W, N)
-    cols = _scratch(dev, "cols", (C, geo.kh, geo.kw, geo.OH, geo.OW, N), x.dtype)
-    for i, j, slab in geo.slabs(buf):
-        cols[:, i, j] = slab
+        t = be.matrix_transpose(x.reshape(N, rows), out=_scratch(dev, "chwn_t", (rows, N), x.dtype))
+        buf = _scratch(dev, "chwn", (C,) + geo.grid + (N,), x.dtype, zero=True)
+        buf[geo.inner] = t.reshape((C,) + geo.sizes + (N,))
+    cols = _scratch(dev, "cols", (C,) + geo.kernel + geo.out + (N,), x.dtype)
+    for at, slab in geo.slabs(buf):
+        cols[at] = slab
     return cols
 
 
 def _check_im2col(cols, x, geo):
-    want = (geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N)
+    want = (geo.C,) + geo.kernel + geo.out + (geo.N,)
     if getattr(cols, "shape", None) != want:
         got = list(cols.shape) if hasattr(cols, "shape") else type(cols).__name__
+        layout = "(C, kh, kw, OH, OW, N)" if len(geo.kernel) == 2 else "(C, kd, kh, kw, OD, OH, OW, N)"
         raise RuntimeError(f"im2col returned {got} for an input of shape {list(x.shape)}: it must return an "
-                           f"array of shape (C, kh, kw, OH, OW, N) = {list(want)}")
+                           f"array of shape {layout} = {list(want)}")
     return cols
 
 
@@ -1081,25 +1204,27 @@ seams.register("im2col", sys.modules[__name__], "im2col", adapt=seams.checked(_c
     "The columns a convolution multiplies by its weight: im2col(x, geo) -> an array (C, kh, kw, OH, OW, N), "
     "x an array (N, C, H, W) (conv1d's with H = 1), geo the sizes (N, C, H, W, kh, kw, stride sh/sw, "
     "dilation dh/dw, padding pt/pb/pl/pr, OH, OW; geo.device.backend.xp the array module): "
-    "cols[c, i, j, oh, ow, n] = x_padded[n, c, oh*sh + i*dh, ow*sw + j*dw], zeros outside x."))
+    "cols[c, i, j, oh, ow, n] = x_padded[n, c, oh*sh + i*dh, ow*sw + j*dw], zeros outside x. conv3d's x is "
+    "(N, C, D, H, W) and its columns (C, kd, kh, kw, OD, OH, OW, N): geo.kernel, geo.out, geo.stride, "
+    "geo.dilation and geo.pads hold every dim's sizes."))
 
 
 def _col2im(dev, cols, geo):
-    """The adjoint of im2col: columns (C, kh, kw, OH, OW, N) added back onto the input grid, as a
+    """The adjoint of im2col: columns (C, *kernel, *out, N) added back onto the input grid, as a
     new array of x's shape."""
-    buf = _scratch(dev, "col2im", (geo.C, geo.Hp, geo.Wp, geo.N), cols.dtype, zero=True)
-    for i, j, slab in geo.slabs(buf):
-        slab += cols[:, i, j]
-    if geo.Hp != geo.H or geo.Wp != geo.W:
-        crop = _scratch(dev, "crop", (geo.C, geo.H, geo.W, geo.N), cols.dtype)
-        crop[...] = buf[:, geo.pt:geo.pt + geo.H, geo.pl:geo.pl + geo.W]
+    buf = _scratch(dev, "col2im", (geo.C,) + geo.grid + (geo.N,), cols.dtype, zero=True)
+    for at, slab in geo.slabs(buf):
+        slab += cols[at]
+    if geo.grid != geo.sizes:
+        crop = _scratch(dev, "crop", (geo.C,) + geo.sizes + (geo.N,), cols.dtype)
+        crop[...] = buf[geo.inner]
         buf = crop
-    return dev.backend.matrix_transpose(buf.reshape(geo.C * geo.H * geo.W, geo.N)).reshape(geo.x_shape)
+    return dev.backend.matrix_transpose(buf.reshape(geo.C * math.prod(geo.sizes), geo.N)).reshape(geo.x_shape)
 
 
 def _grad_rows(dev, g, geo):
-    """An output gradient array (N, O, OH, OW) in the columns' layout: a new (O, OH * OW * N) array."""
-    return dev.backend.matrix_transpose(g.reshape(geo.N, geo.O * geo.OH * geo.OW)).reshape(geo.O, geo.M)
+    """An output gradient array (N, O, *out) in the columns' layout: a new (O, L * N) array."""
+    return dev.backend.matrix_transpose(g.reshape(geo.N, geo.O * geo.L)).reshape(geo.O, geo.M)
 
 
 def _grouped_matmul(dev, slot, a, b, G: int):
@@ -1114,7 +1239,7 @@ def _grouped_matmul(dev, slot, a, b, G: int):
 
 
 def _conv_forward(dev, x, w, b, geo):
-    """Convolution of arrays: a new (N, O, OH, OW) array, a chunk of images at a time (_batches)."""
+    """Convolution of arrays: a new (N, O, *out) array, a chunk of images at a time (_batches)."""
     chunks = _batches(geo, x.dtype.itemsize)
     if len(chunks) == 1:
         return _conv_images(dev, x, w, b, geo)
@@ -1126,12 +1251,12 @@ def _conv_forward(dev, x, w, b, geo):
 
 def _conv_images(dev, x, w, b, geo):
     """The convolution of a batch (or a chunk of one): im2col, then one matrix product per group."""
-    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)
-    K = geo.kh * geo.kw
+    cols = im2col(x.reshape((geo.N, geo.C) + geo.sizes), geo)
+    K = geo.K
     out = _grouped_matmul(dev, "out", w.reshape(geo.O, geo.C // geo.G * K), cols.reshape(geo.C * K, geo.M), geo.G)
     if b is not None:
         out += b.reshape(geo.O, 1)
-    return dev.backend.matrix_transpose(out.reshape(geo.O * geo.OH * geo.OW, geo.N)).reshape(geo.y_shape)
+    return dev.backend.matrix_transpose(out.reshape(geo.O * geo.L, geo.N)).reshape(geo.y_shape)
 
 
 def _conv_input_grad(dev, g, gq, w, geo):
@@ -1147,11 +1272,11 @@ def _conv_input_grad(dev, g, gq, w, geo):
 
 
 def _input_grad_images(dev, gq, w, geo):
-    K = geo.kh * geo.kw
+    K = geo.K
     Cg, Og = geo.C // geo.G, geo.O // geo.G
     wt = w.reshape(geo.G, Og, Cg * K).transpose(0, 2, 1).reshape(geo.C * K, Og)  # per group w^T, stacked
     cols = _grouped_matmul(dev, "cols", dev.backend.xp.ascontiguousarray(wt), gq, geo.G)  # (C*K, M), im2col's buffer
-    return _col2im(dev, cols.reshape(geo.C, geo.kh, geo.kw, geo.OH, geo.OW, geo.N), geo)
+    return _col2im(dev, cols.reshape((geo.C,) + geo.kernel + geo.out + (geo.N,)), geo)
 
 
 def _conv_weight_grad(dev, x, g, gq, geo):
@@ -1167,18 +1292,18 @@ def _weight_grad_images(dev, x, gq, geo):
     """gq (O, M) @ cols(x)^T (M, C/groups * K), per group; computed as (cols @ gq^T)^T, which BLAS runs
     faster for these shapes. The columns are recomputed, not kept from the forward (as PyTorch: they
     are kh*kw times x)."""
-    cols = im2col(x.reshape(geo.N, geo.C, geo.H, geo.W), geo)
+    cols = im2col(x.reshape((geo.N, geo.C) + geo.sizes), geo)
     G = geo.G
-    cm = cols.reshape(G, geo.C // G * geo.kh * geo.kw, geo.M)
+    cm = cols.reshape(G, geo.C // G * geo.K, geo.M)
     gwt = cm @ gq.reshape(G, geo.O // G, geo.M).transpose(0, 2, 1)  # (G, Cg*K, Og)
     return gwt.transpose(0, 2, 1).reshape(geo.w_shape)
 
 
 def _batches(geo, itemsize: int) -> list:
-    """(n0, n1, geometry of images n0:n1): the batch in chunks whose columns (C * kh * kw values per output
+    """(n0, n1, geometry of images n0:n1): the batch in chunks whose columns (C * K values per output
     position) fit the workspace's cap (one image at least), so that a convolution's memory does not grow
     with its batch. Usually one chunk, the whole batch."""
-    step = max(1, _WORKSPACE_MAX // max(1, geo.C * geo.kh * geo.kw * geo.OH * geo.OW * itemsize))
+    step = max(1, _WORKSPACE_MAX // max(1, geo.C * geo.K * geo.L * itemsize))
     if step >= geo.N:
         return [(0, geo.N, geo)]
     return [(n0, min(n0 + step, geo.N), geo.batch(min(n0 + step, geo.N) - n0)) for n0 in range(0, geo.N, step)]

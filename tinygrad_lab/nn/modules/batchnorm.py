@@ -1,4 +1,4 @@
-"""BatchNorm1d and BatchNorm2d: normalise each channel over the batch (and spatial) dimensions.
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d: normalise each channel over the batch (and spatial) dimensions.
 
 Training mode normalises with the batch statistics and, with track_running_stats, updates the
 running_mean / running_var buffers (running_var from the unbiased batch variance, as PyTorch);
@@ -102,3 +102,11 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input: TensorBase) -> None:
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W) inputs, per channel C."""
+
+    def _check_input_dim(self, input: TensorBase) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

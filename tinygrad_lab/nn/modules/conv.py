@@ -1,8 +1,9 @@
-"""Conv1d and Conv2d: learnable cross-correlations over 1 or 2 spatial dimensions; ConvTranspose1d
-and ConvTranspose2d: their transposes (the gradient of a convolution with respect to its input).
+"""Conv1d, Conv2d and Conv3d: learnable cross-correlations over 1, 2 or 3 spatial dimensions;
+ConvTranspose1d/2d/3d: their transposes (the gradient of a convolution with respect to its input).
 
-padding_mode 'zeros' pads inside the convolution; 'reflect', 'replicate' and 'circular' (Conv1d and
-Conv2d only, as in PyTorch) pad the input with F.pad in that mode first and convolve with padding 0.
+padding_mode 'zeros' pads inside the convolution; 'reflect', 'replicate' and 'circular' (not for
+the transposed layers, as in PyTorch) pad the input with F.pad in that mode first and convolve with
+padding 0.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ def _ntuple(n: int):
 
 _single = _ntuple(1)
 _pair = _ntuple(2)
+_triple = _ntuple(3)
 
 
 def _as_pad_widths(padding, kernel_size: tuple, dilation: tuple) -> tuple:
@@ -42,7 +44,7 @@ def _as_pad_widths(padding, kernel_size: tuple, dilation: tuple) -> tuple:
 
 
 class _ConvNd(Module):
-    """What Conv1d and Conv2d share: argument checks, weight/bias, init and repr (as torch's _ConvNd)."""
+    """What the convolutions share: argument checks, weight/bias, init and repr (as torch's _ConvNd)."""
 
     _n: int = 0
 
@@ -159,8 +161,26 @@ class Conv2d(_ConvNd):
         return self._conv_forward(input, self.weight, self.bias)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (out_channels, in_channels/groups, kD, kH,
+    kW)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
+                         padding if isinstance(padding, str) else _triple(padding), _triple(dilation),
+                         groups, bias, padding_mode, device, dtype)
+
+    def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
+        input, padding = self._padded(input)
+        return F.conv3d(input, weight, bias, self.stride, padding, self.dilation, self.groups)
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
 class _ConvTransposeNd(_ConvNd):
-    """What ConvTranspose1d and ConvTranspose2d share: the output_size argument of forward, which
+    """What the transposed convolutions share: the output_size argument of forward, which
     picks the output_padding that gives that size (as PyTorch)."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
@@ -223,4 +243,19 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     def forward(self, input: TensorBase, output_size=None) -> TensorBase:
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (in_channels,
+    out_channels/groups, kD, kH, kW). forward(input, output_size=None), as ConvTranspose2d's."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                         dilation, padding_mode, device, dtype, _triple)
+
+    def forward(self, input: TensorBase, output_size=None) -> TensorBase:
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups, self.dilation)

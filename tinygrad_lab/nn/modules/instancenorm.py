@@ -1,4 +1,4 @@
-"""InstanceNorm1d and InstanceNorm2d: normalise each channel of each sample over its positions
+"""InstanceNorm1d, InstanceNorm2d and InstanceNorm3d: normalise each channel of each sample over its positions
 (style transfer's normalisation). Unlike batch norm, no statistics are shared across the batch; by
 default there are neither parameters (affine=False) nor running statistics
 (track_running_stats=False), as in PyTorch."""
@@ -48,3 +48,9 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance normalisation of (N, C, H, W) or (C, H, W) input, per sample and channel."""
 
     _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) input, per sample and channel."""
+
+    _spatial = 3

@@ -1,6 +1,6 @@
-"""Pooling layers (no parameters): max, average and power-average (LPPool) pooling over (N, C, L) and
-(N, C, H, W) inputs, the adaptive ones, which pick their windows to give a fixed output size, and max
-unpooling, which puts max pooling's values back at their indices."""
+"""Pooling layers (no parameters): max, average and power-average (LPPool) pooling over (N, C, L),
+(N, C, H, W) and (N, C, D, H, W) inputs, the adaptive ones, which pick their windows to give a fixed
+output size, and max unpooling, which puts max pooling's values back at their indices."""
 from __future__ import annotations
 
 from ...autograd.tensor_base import TensorBase
@@ -9,7 +9,7 @@ from .module import Module
 
 
 class _MaxPoolNd(Module):
-    """What MaxPool1d and MaxPool2d share: their arguments (stride defaults to kernel_size, as PyTorch)
+    """What the max pools share: their arguments (stride defaults to kernel_size, as PyTorch)
     and repr."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
@@ -36,8 +36,17 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """The maximum over each kernel_size window of (N, C, D, H, W) or (C, D, H, W); stride defaults to
+    kernel_size."""
+
+    def forward(self, input: TensorBase):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
 class _MaxUnpoolNd(Module):
-    """What MaxUnpool1d and MaxUnpool2d share: sizes kept as tuples (stride defaults to kernel_size), the repr."""
+    """What the max unpools share: sizes kept as tuples (stride defaults to kernel_size), the repr."""
 
     _spatial = 0
 
@@ -72,8 +81,19 @@ class MaxUnpool2d(_MaxUnpoolNd):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
 
 
-class AvgPool2d(Module):
-    """The mean over each kernel_size window; stride defaults to kernel_size (as PyTorch)."""
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Puts each value of (N, C, D, H, W) or (C, D, H, W) back where MaxPool3d(return_indices=True) found it,
+    zeros elsewhere; forward(input, indices, output_size=None)."""
+
+    _spatial = 3
+
+    def forward(self, input: TensorBase, indices: TensorBase, output_size=None) -> TensorBase:
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class _AvgPoolNd(Module):
+    """What AvgPool2d and AvgPool3d share: their arguments (stride defaults to kernel_size, as PyTorch)
+    and repr."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: int | None = None) -> None:
@@ -85,12 +105,25 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """The mean over each kernel_size window of (N, C, H, W) or (C, H, W); stride defaults to kernel_size."""
+
     def forward(self, input: TensorBase) -> TensorBase:
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+class AvgPool3d(_AvgPoolNd):
+    """The mean over each kernel_size window of (N, C, D, H, W) or (C, D, H, W); stride defaults to
+    kernel_size."""
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
 
 
 class AdaptiveAvgPool2d(Module):
@@ -132,7 +165,7 @@ class AvgPool1d(Module):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
-    extra_repr = AvgPool2d.extra_repr
+    extra_repr = _AvgPoolNd.extra_repr
 
 
 class _AdaptivePool(Module):
@@ -184,6 +217,14 @@ class AdaptiveMaxPool2d(_AdaptivePool):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
+class AdaptiveMaxPool3d(_AdaptivePool):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) to output_size (an int or (D, H, W), None keeping that
+    size); with return_indices, also the argmax."""
+
+    def forward(self, input: TensorBase):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
 def _single(x) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
@@ -193,7 +234,7 @@ def _ntuple(x, n: int) -> tuple:
 
 
 class _LPPoolNd(Module):
-    """What LPPool1d and LPPool2d share: (sum of x**p)**(1/p) over each window, p = norm_type (stride
+    """What the LPPools share: (sum of x**p)**(1/p) over each window, p = norm_type (stride
     defaults to kernel_size)."""
 
     def __init__(self, norm_type: float, kernel_size, stride=None, ceil_mode: bool = False) -> None:
@@ -220,3 +261,10 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input: TensorBase) -> TensorBase:
         return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling of (N, C, D, H, W) or (C, D, H, W)."""
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return F.lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
