@@ -999,6 +999,10 @@ class RandomState:
         self._g.shuffle(a._a)
         _launch()
 
+    def poisson(self, lam=1.0, size=None, dtype="l"):
+        lam = lam._a if lam.__class__ is ndarray else lam
+        return self._out(self._g.poisson(lam, size).astype(dtype))
+
     def choice(self, a, size=None, replace=True, p=None):
         a = a._a if a.__class__ is ndarray else a
         p = p._a if p.__class__ is ndarray else p

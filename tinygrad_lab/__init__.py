@@ -64,6 +64,19 @@ from .ops.ctc import ctc_loss_enum as ctc_loss  # torch.ctc_loss: the reduction 
 from .ops.special import digamma, erfc, erfinv, lgamma, logit, mvlgamma, polygamma, sinc, xlogy
 from .ops.statistics import (aminmax, cdist, corrcoef, cov, cumulative_trapezoid, diff, histogram, nanmean,
                              nanquantile, nansum, quantile, std_mean, trapezoid, var_mean)
+# PyTorch's other top-level names: aliases, legacy linalg, frexp/ldexp, Bessel and incomplete gamma functions,
+# one-slice scatters, index_reduce, renorm, gradient, poisson, and the complex-number API answered for real tensors
+from .ops.activation import log_softmax, softmax
+from .ops.decompositions import renorm
+from .ops.factorizations import cholesky, triangular_solve
+from .ops.factorizations import legacy_lu as lu, legacy_lu_solve as lu_solve
+from .ops.movement import narrow_copy
+from .ops.pointwise import (conj, frexp, imag, is_complex, is_conj, is_neg, is_nonzero, isreal, ldexp, real,
+                            resolve_conj, resolve_neg)
+from .ops.scatter import index_reduce, select_scatter, slice_scatter
+from .ops.special import i0, igamma, igammac
+from .ops.statistics import gradient, trapz
+from .creation import poisson
 from . import linalg, special  # noqa: E402  (torch.linalg, torch.special)
 from . import signal  # noqa: E402  (torch.signal.windows)
 # ----
@@ -104,6 +117,8 @@ from .ops.out import accepts_out as _accepts_out  # noqa: E402
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh, arctan2 = asin, acos, atan, asinh, acosh, atanh, atan2
 moveaxis, swapdims, swapaxes = movedim, transpose, transpose
 sgn, fix, negative, true_divide, clamp_max, clamp_min = sign, trunc, neg, div, clamp_max, clamp_min
+absolute, greater, greater_equal, less, less_equal, not_equal = abs, gt, ge, lt, le, ne
+pdist = nn.functional.pdist
 cross = linalg.cross
 
 
@@ -148,3 +163,7 @@ del _name
 
 def is_floating_point(input: Tensor) -> bool:  # noqa: A002 (PyTorch's parameter name)
     return input.is_floating_point()
+
+
+# last: the deprecated torch.range shadows Python's range builtin in this module from here on
+from .creation import inclusive_range as range  # noqa: E402,A004

@@ -25,6 +25,8 @@ from .ops import elementwise as _ew
 from .ops import inplace as _inplace
 from .ops import shapes
 from .ops import transfer as _transfer
+from .ops.op import tensor_args
+from .ops.pointwise import Poisson
 from .ops.promotion import cast
 
 
@@ -803,3 +805,45 @@ def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0,
     """The Kaiser window, I0(beta sqrt(1 - (2k / (N - 1) - 1)^2)) / I0(beta), as torch.kaiser_window
     (periodic: as in hann_window). PyTorch takes beta only by position; here beta= works too."""
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, kaiser_shape(beta))
+
+
+# ---------------------------------------------------------------- torch.range (deprecated) and torch.poisson
+#
+# inclusive_range is exported as tinygrad_lab.range; here it keeps its own name, which does not shadow the
+# range builtin this module's loops use.
+
+def inclusive_range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad: bool = False):
+    """start, start + step, ... up to and including end, as the deprecated torch.range, with its warning: the
+    default float dtype unless `dtype` says otherwise, whatever the numbers' types. New code uses arange, whose
+    end is excluded (range(a, b, s) is arange(a, b + s, s) up to rounding)."""
+    _warn.warn("range is deprecated, as torch.range is, because its end is included where Python's range builtin "
+               "excludes it: use arange, which gives the values in [start, end)")
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    start, end, step = (_endpoint(v, name, "range") for v, name in ((start, "start"), (end, "end"), (step, "step")))
+    if step == 0:
+        raise RuntimeError("step must be nonzero (range)")
+    if not all(math.isfinite(v) for v in (start, end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"upper bound and lower bound inconsistent with step sign (range from {start} to {end} "
+                           f"with step {step})")
+    count = int(math.floor((end - start) / step)) + 1
+    values = start + step * np.arange(count, dtype=np.float64)
+    dt = dtypes.get_default_dtype() if dtype is None else dtypes.as_dtype(dtype)
+    return tensor(values.astype(dt.np), dtype=dt, device=device, requires_grad=requires_grad)
+
+
+@tensor_args("input", op="poisson")
+def poisson(input, generator=None):  # noqa: A002 (PyTorch's parameter name)
+    """A count drawn from Poisson(rate) for each rate in input (float, >= 0), in input's dtype, as torch.poisson;
+    from the device's stream (tinygrad_lab.manual_seed), or `generator`'s. The gradient is zeros, as
+    PyTorch's. Deviation: an infinite rate is refused (PyTorch gives a meaningless count)."""
+    d = input._data
+    if d.dtype.kind != "f":
+        raise NotImplementedError(f'"poisson" is not implemented for \'{input.dtype}\': the rates must be floats '
+                                  f"(input of shape {list(d.shape)})")
+    if d.size and not bool(((d >= 0) & (d < np.inf)).all()):
+        raise RuntimeError(f"invalid Poisson rate, expected rate to be non-negative and finite (input of shape "
+                           f"{list(d.shape)})")
+    return Poisson.apply(input, _gen(input._device, generator))

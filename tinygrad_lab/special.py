@@ -11,12 +11,14 @@ from .ops.pointwise import exp2, expm1  # noqa: F401
 from .ops.reduce import logsumexp  # noqa: F401
 from .ops.special import digamma, erfc, erfinv, logit, mvlgamma as multigammaln, polygamma, sinc, xlog1py, xlogy  # noqa: F401
 from .ops.special import lgamma as gammaln  # noqa: F401
+from .ops.special import i0, i0e, i1, i1e  # noqa: F401
+from .ops.special import igamma as gammainc, igammac as gammaincc  # noqa: F401
 
 psi = digamma
 
-__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln", "log1p", "log_ndtr",
-           "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
-           "sinc", "softmax", "xlog1py", "xlogy"]
+__all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln",
+           "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
+           "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
 
 
 def ndtr(x):

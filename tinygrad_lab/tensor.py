@@ -554,6 +554,7 @@ class Tensor(TensorBase):
         mv.unflatten, mv.ravel, mv.select
     moveaxis = movedim
     swapdims = transpose
+    narrow_copy = mv.narrow_copy
     index_select, index_add, index_copy, index_fill = sct.index_select, sct.index_add, sct.index_copy, sct.index_fill
     index_put = sct.index_put
     scatter, scatter_add, scatter_reduce = sct.scatter, sct.scatter_add, sct.scatter_reduce
@@ -619,6 +620,24 @@ class Tensor(TensorBase):
     masked_scatter_, addmm_, baddbmm_, index_put_ = (_inplace(f"{n}_", f) for n, f in (
         ("masked_scatter", sct.masked_scatter), ("addmm", la.addmm), ("baddbmm", la.baddbmm),
         ("index_put", sct.index_put)))
+
+    # ---- more of PyTorch's names: aliases, frexp/ldexp, Bessel and incomplete gamma functions, the scatters of one
+    # slice, index_reduce, renorm, the deprecated linalg names, and the complex-number API answered for real tensors
+    absolute, absolute_ = ew.abs, abs_
+    greater, greater_equal, less, less_equal, not_equal = ew.gt, ew.ge, ew.lt, ew.le, ew.ne
+    frexp, ldexp, i0, igamma, igammac, renorm = pw.frexp, pw.ldexp, sp.i0, sp.igamma, sp.igammac, dc.renorm
+    select_scatter, slice_scatter, diagonal_scatter = sct.select_scatter, sct.slice_scatter, dg.diagonal_scatter
+    index_reduce = sct.index_reduce
+    cholesky, lu, lu_solve, triangular_solve = fz.cholesky, fz.legacy_lu, fz.legacy_lu_solve, fz.triangular_solve
+    (eq_, ne_, lt_, le_, gt_, ge_, greater_, greater_equal_, less_, less_equal_, not_equal_, ldexp_, i0_, igamma_,
+     igammac_, renorm_, index_reduce_) = (_inplace(f"{n}_", f) for n, f in (
+        ("eq", ew.eq), ("ne", ew.ne), ("lt", ew.lt), ("le", ew.le), ("gt", ew.gt), ("ge", ew.ge), ("greater", ew.gt),
+        ("greater_equal", ew.ge), ("less", ew.lt), ("less_equal", ew.le), ("not_equal", ew.ne), ("ldexp", pw.ldexp),
+        ("i0", sp.i0), ("igamma", sp.igamma), ("igammac", sp.igammac), ("renorm", dc.renorm),
+        ("index_reduce", sct.index_reduce)))
+    is_nonzero, isreal, is_complex, is_conj, is_neg = pw.is_nonzero, pw.isreal, pw.is_complex, pw.is_conj, pw.is_neg
+    conj, resolve_conj, resolve_neg = pw.conj, pw.resolve_conj, pw.resolve_neg
+    real, imag = property(pw.real), property(pw.imag)  # attributes in PyTorch, as here
 
     # ------------------------------------------------------------ new tensors like this one
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):

@@ -166,8 +166,6 @@ SKIP = {
                                   "float32 bicubic/border: where all four taps of a dim clip to one edge pixel the "
                                   "grid's gradient is exactly 0; PyTorch's float32 kernel leaves up to 1.6e-5 of "
                                   "rounding noise there, over the 1e-5 tolerance (float64 agrees to 1e-14)"),
-    ("scatter_reduce", "prod"): (lambda s: bool((s.args[2] == 0).any()) if len(s.args) > 2 else False,
-                                 "scatter_reduce(prod)'s gradient with zeros among the values (NotImplementedError)"),
     "nn.functional.rrelu": (lambda s: s.kwargs.get("training", False),
                             "training=True draws its slopes from tinygrad_lab's generator, not PyTorch's "
                             "(the eval samples are compared)"),

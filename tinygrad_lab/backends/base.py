@@ -56,7 +56,7 @@ class Backend:
 
     def generator(self, seed: int, index: int = 0) -> Any:
         """A seeded random generator with NumPy's Generator methods
-        (random, standard_normal, integers, permutation)."""
+        (random, standard_normal, integers, permutation, poisson)."""
         raise NotImplementedError
 
     def broadcast_to(self, arr: Any, shape: tuple) -> Any:

@@ -63,6 +63,9 @@ class _CuPyGenerator:
     def permutation(self, n: int):
         return self._state.permutation(n)
 
+    def poisson(self, lam, size=None):
+        return self._state.poisson(lam, size)
+
 
 class _EventStopwatch:
     """Times GPU work with two CUDA events in the device's queue (a wall clock read around launches would
@@ -173,8 +176,7 @@ class CUDABackend(Backend):
         return self._importer("cupyx.scipy.special").erf(arr)
 
     def special(self, name: str):
-        import cupyx.scipy.special
-        return getattr(cupyx.scipy.special, name)
+        return getattr(self._importer("cupyx.scipy.special"), name)
 
     def index_add(self, target, key, values) -> None:
         self._importer("cupyx").scatter_add(target, key, values)

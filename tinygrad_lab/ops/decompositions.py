@@ -1,5 +1,5 @@
 """Linear algebra beyond products (torch.linalg): inv, det, slogdet, solve, solve_triangular,
-cholesky, qr, svd, eigh and the functions built on them (norms, pinv, matrix_power, cross, ...).
+cholesky, qr, svd, eigh and the functions built on them (norms, renorm, pinv, matrix_power, cross, ...).
 
 Every op works on the last two dims, with any batch dims in front. The forwards call the backend's
 LAPACK (`xp.linalg`); the backwards are the textbook matrix-calculus results, written with ops
@@ -19,9 +19,9 @@ from . import reduce as rd
 from .diagonal import Tril, Triu, diag_embed, diagonal, tril
 from .indexing import getitem
 from .linalg import matmul
-from .op import Op, constant
+from .op import Op, constant, tensor_args
 from .promotion import cast_to
-from .shapes import broadcast_shape
+from .shapes import broadcast_shape, normalize_dim
 
 
 class LinAlgError(RuntimeError):
@@ -539,6 +539,25 @@ def vector_norm(x, ord=2, dim=None, keepdim: bool = False, *, dtype=None):  # no
         out = vector_norm(flat, ord, 0, False)
         return mv.reshape(out, (1,) * x._data.ndim) if keepdim else out
     return rd.norm(x, ord, dim, keepdim)
+
+
+@tensor_args("x", op="renorm")
+def renorm(x, p, dim: int, maxnorm):
+    """x with each slice along dim (x.select(dim, i)) whose p-norm exceeds maxnorm scaled down to norm maxnorm,
+    as torch.renorm (the scale is maxnorm / (norm + 1e-7), as PyTorch's). Composed of ops: the gradient also
+    flows through each slice's norm."""
+    nd = x._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {nd} dimensions (shape "
+                           f"{list(x._data.shape)})")
+    if not p > 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported (got p={p})")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    d = normalize_dim(dim, nd, "renorm")
+    norms = vector_norm(x, p, tuple(k for k in range(nd) if k != d), keepdim=True)
+    scale = ew.where(ew.gt(norms, maxnorm), ew.div(maxnorm, ew.add(norms, 1e-7)), 1.0)
+    return ew.mul(x, scale)
 
 
 def matrix_norm(a, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):  # noqa: A002

@@ -1,7 +1,8 @@
 """More of torch.linalg: the LU factorization (lu_factor, lu, lu_unpack, lu_solve), least squares
 (lstsq), the matrix exponential (matrix_exp), solving with a Cholesky factor (cholesky_solve,
-cholesky_inverse), and PyTorch's older top-level names (torch.svd, torch.qr, torch.dist, and
-torch.norm, which also takes p='nuc').
+cholesky_inverse), and PyTorch's older top-level names (torch.svd, torch.qr, torch.dist, torch.norm,
+which also takes p='nuc', and the deprecated torch.cholesky, torch.lu, torch.lu_solve and
+torch.triangular_solve, which warn as PyTorch's do).
 
 How to read this file:
 - NumPy and CuPy have no LU, so `LUFactor`'s forward is Gaussian elimination with partial pivoting
@@ -22,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._warn import warn
 from ..autograd.tensor_base import TensorBase, make
 from . import broadcast
 from . import elementwise as ew
@@ -29,6 +31,7 @@ from . import movement as mv
 from . import reduce as rd
 from .decompositions import (LinAlgError, SolveTriangular, _lapack, lapack_solve, matrix_norm, pinv,
                              solve_triangular, svdvals)
+from .decompositions import cholesky as linalg_cholesky
 from .decompositions import qr as linalg_qr
 from .decompositions import svd as linalg_svd
 from .diagonal import Tril, Triu
@@ -569,6 +572,73 @@ def svd(input, some: bool = True, compute_uv: bool = True) -> SVDLegacyResult:  
 def qr(input, some: bool = True):  # noqa: A002
     """(Q, R), as torch.qr: reduced (some=True) or complete. New code uses linalg.qr(A, mode)."""
     return linalg_qr(input, "reduced" if some else "complete")
+
+
+@tensor_args("input")
+def cholesky(input, upper: bool = False):  # noqa: A002
+    """The Cholesky factor L (upper=True: U = L^T), as the deprecated torch.cholesky, with its warning.
+    New code uses linalg.cholesky(A) (and .mH for U)."""
+    warn("cholesky is deprecated, as torch.cholesky is: use linalg.cholesky(A) for L, and linalg.cholesky(A).mH "
+         "for upper=True")
+    return linalg_cholesky(input, upper=upper)
+
+
+@tensor_args("A", op="lu")
+def legacy_lu(A, pivot: bool = True, get_infos: bool = False):  # noqa: N803 (PyTorch's names)
+    """(LU, pivots), or (LU, pivots, info) with get_infos, as the deprecated torch.lu (torch.lu, Tensor.lu):
+    linalg.lu_factor_ex, which does not raise for a singular matrix. New code uses linalg.lu_factor(_ex)."""
+    warn("lu is deprecated, as torch.lu is: use linalg.lu_factor(A), or linalg.lu_factor_ex(A) for the "
+         "infos")
+    out = _lu_factor_ex(A, "lu", pivot)
+    return out if get_infos else (out.LU, out.pivots)
+
+
+@tensor_args("b", "LU_data", "LU_pivots", op="lu_solve")
+def legacy_lu_solve(b, LU_data, LU_pivots):  # noqa: N803
+    """X with A X = b, from torch.lu's factors of A, as the deprecated torch.lu_solve (torch.lu_solve,
+    Tensor.lu_solve). New code uses linalg.lu_solve(LU, pivots, B): the arguments in the other order."""
+    warn("lu_solve is deprecated, as torch.lu_solve is: use linalg.lu_solve(LU, pivots, B), whose arguments come "
+         "in the other order")
+    return lu_solve(LU_data, LU_pivots, b)
+
+
+class TriangularSolveResult(NamedTuple):
+    """What torch.triangular_solve returns: the solution, and a copy of A (broadcast to the batch)."""
+
+    solution: TensorBase
+    cloned_coefficient: TensorBase
+
+
+@tensor_args("b", "A", op="triangular_solve")
+def triangular_solve(b, A, upper: bool = True, transpose: bool = False,  # noqa: N803
+                     unitriangular: bool = False) -> TriangularSolveResult:
+    """(X, a copy of A) with A X = b (transpose=True: A^T X = b) for triangular A, the batch dims broadcast,
+    as the deprecated torch.triangular_solve. New code uses linalg.solve_triangular(A, B, upper=...)."""
+    warn("triangular_solve is deprecated, as torch.triangular_solve is: use linalg.solve_triangular(A, B, upper=...), "
+         "whose arguments come in the other order and which returns no copy of A")
+    _check_triangular_solve(b, A)
+    batch = _broadcast_batch(A, b, "triangular_solve")
+    a = _expand_batch(A, batch)
+    solve_upper = bool(upper) != bool(transpose)  # the transpose of an upper triangle is a lower one
+    solution = SolveTriangular.apply(_mT(a) if transpose else a, _expand_batch(b, batch), solve_upper,
+                                     bool(unitriangular))
+    return TriangularSolveResult(solution, ew.Clone.apply(a))
+
+
+def _check_triangular_solve(b, a) -> None:
+    _float_matrices(a, "triangular_solve")
+    if b._data.ndim < 2:
+        raise RuntimeError(f"triangular_solve: Expected b to have at least 2 dimensions, but it has {b._data.ndim} "
+                           f"dimensions instead")
+    (m, n), (rows, cols) = a._data.shape[-2:], b._data.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"triangular_solve: A must be batches of square matrices, but they are {m} by {n} matrices")
+    if rows != n:
+        raise RuntimeError(f"Incompatible matrix sizes for triangular_solve: each A matrix is {n} by {n} but each b "
+                           f"matrix is {rows} by {cols}")
+    if b._data.dtype != a._data.dtype:
+        raise RuntimeError(f"triangular_solve: Expected b and A to have the same dtype, but found b of type "
+                           f"{b.dtype} and A of type {a.dtype} instead.")
 
 
 @tensor_args("input", "other")

@@ -12,6 +12,7 @@ import math
 from .._warn import warn
 from ..autograd.tensor_base import TensorBase
 from .broadcast import Expand, broadcast_to, expand, sum_to  # noqa: F401 (expand and broadcast_to are movement ops too)
+from .elementwise import Clone
 from .indexing import getitem
 from .op import Op, tensor_args, tensor_list
 from .promotion import promote
@@ -614,6 +615,11 @@ def narrow(x, dim: int, start, length: int):
     if length < 0 or start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     return getitem(x, (slice(None),) * d + (slice(start, start + length),))
+
+
+def narrow_copy(x, dim: int, start, length: int):
+    """narrow's slice as a new tensor with memory of its own (not a view), as torch.narrow_copy."""
+    return Clone.apply(narrow(x, dim, start, length))
 
 
 def select(x, dim: int, index: int):

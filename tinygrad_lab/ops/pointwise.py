@@ -1,7 +1,8 @@
-"""More elementwise math: trigonometric and hyperbolic functions, exp and log in other bases,
-atan2, hypot, copysign, fmod, logaddexp, the NaN-ignoring fmax/fmin, heaviside, nextafter, the
-integer ops (gcd, lcm, shifts), the finiteness tests and nan_to_num; then the fused forms that
-are compositions of ops (lerp, addcmul, addcdiv, clamp_min/max, square, fill_diagonal, ...).
+"""More elementwise math: trigonometric and hyperbolic functions, exp and log in other bases (with
+frexp and ldexp), atan2, hypot, copysign, fmod, logaddexp, the NaN-ignoring fmax/fmin, heaviside,
+nextafter, the integer ops (gcd, lcm, shifts), the finiteness tests and nan_to_num, the complex-number
+names for real tensors (conj, real, isreal, ...), Poisson draws; then the fused forms that are
+compositions of ops (lerp, addcmul, addcdiv, clamp_min/max, square, fill_diagonal, ...).
 
 As in elementwise.py, each op's forward computes on backend arrays and its backward is
 written with differentiable ops (gradients of gradients work). Integer inputs of the
@@ -10,6 +11,7 @@ float functions are computed in the default float dtype, as in PyTorch.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -65,6 +67,49 @@ def frac(x):
     if x._data.dtype.kind != "f":
         raise RuntimeError(f'"frac_cpu" not implemented for \'{x.dtype}\' (input of shape {list(x._data.shape)})')
     return _frac(x)
+
+
+class Frexp(Op):
+    """x split as mantissa * 2**exponent, |mantissa| in [0.5, 1), the exponent an int32 (0, inf and NaN
+    keep themselves with exponent 0). Backward: d mantissa/dx = 2**-exponent; the exponent has no gradient."""
+
+    @staticmethod
+    def forward(ctx, x):
+        mantissa, exponent = ctx.xp.frexp(x._data)
+        exponent = exponent.astype(np.int32, copy=False)
+        ctx.save_for_backward(exponent)  # an output: backward gets it back as a tensor
+        return mantissa, exponent
+
+    @staticmethod
+    def backward(ctx, g, _g_exponent):
+        (exponent,) = ctx.saved_tensors
+        return div(g, exp2(cast(exponent, g._data.dtype)))
+
+
+class FrexpResult(NamedTuple):
+    """What frexp returns: PyTorch's (mantissa, exponent) named tuple."""
+
+    mantissa: TensorBase
+    exponent: TensorBase
+
+
+@tensor_args("input")
+def frexp(input) -> FrexpResult:  # noqa: A002 (PyTorch's parameter name)
+    """(mantissa, exponent) with input = mantissa * 2**exponent, as torch.frexp (float tensors only)."""
+    if input._data.dtype.kind != "f":
+        raise RuntimeError(f"frexp() only supports floating-point dtypes (got {input.dtype}, input of shape "
+                           f"{list(input._data.shape)})")
+    return FrexpResult(*Frexp.apply(input))
+
+
+@tensor_args("input", "other")
+def ldexp(input, other):  # noqa: A002
+    """input * 2**other, as torch.ldexp: other is a tensor (of any number dtype); two integer tensors give
+    the default float dtype. Composed of ops (exp2, mul), so both arguments get gradients."""
+    if not isinstance(other, TensorBase):
+        raise TypeError(f"ldexp(): argument 'other' (position 2) must be Tensor, not {type(other).__name__}")
+    input, other = promote(input, other, op="ldexp", min_category=dtypes.FLOAT)
+    return mul(input, exp2(other))
 
 
 # ---------------------------------------------------------------- binary math
@@ -341,6 +386,71 @@ def nan_to_num(x, nan: float = 0.0, posinf: float | None = None, neginf: float |
     if x._data.dtype.kind != "f":
         return ew.Clone.apply(x)
     return NanToNum.apply(x, nan, posinf, neginf)
+
+
+# ---------------------------------------------------------------- the complex-number names, for real tensors
+# tinygrad_lab has no complex dtypes: every tensor is real, so these answer as PyTorch does for a real tensor.
+
+IsReal, isreal = _predicate("IsReal", lambda xp, x: xp.isreal(x),
+                            "True everywhere: every element of a real tensor is real (as torch.isreal; no gradient).")
+
+
+def is_complex(input) -> bool:  # noqa: A002 (PyTorch's parameter name)
+    """False: tinygrad_lab has no complex dtypes (as torch.is_complex for a real tensor)."""
+    return False
+
+
+def is_conj(input) -> bool:  # noqa: A002
+    """False: a real tensor is never a lazily conjugated view (as torch.is_conj)."""
+    return False
+
+
+def is_neg(input) -> bool:  # noqa: A002
+    """False: a real tensor is never a lazily negated view (as torch.is_neg)."""
+    return False
+
+
+def conj(input):  # noqa: A002
+    """input itself, as conj, real, resolve_conj and resolve_neg (torch's) give a real tensor: a real number is
+    its own conjugate and its own real part, and a real tensor is never a lazy view to resolve. Complex dtypes
+    are not supported."""
+    return input
+
+
+resolve_conj = resolve_neg = real = conj
+
+
+def imag(input):  # noqa: A002
+    """PyTorch's RuntimeError: a real tensor has no imaginary part to view (complex dtypes are not supported)."""
+    raise RuntimeError(f"imag is not implemented for tensors with non-complex dtypes (got a tensor of "
+                       f"{input.dtype}; tinygrad_lab has no complex dtypes).")
+
+
+def is_nonzero(input) -> bool:  # noqa: A002
+    """Whether the one element of input is not 0, as torch.is_nonzero (RuntimeError for more or fewer)."""
+    n = input._data.size
+    if n != 1:
+        amount = "no values" if n == 0 else "more than one value"
+        raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous (is_nonzero of a tensor of shape "
+                           f"{list(input._data.shape)})")
+    return bool(input._device.backend.to_host(input._data).reshape(()) != 0)
+
+
+# ---------------------------------------------------------------- random draws
+
+class Poisson(Op):
+    """A count drawn from the Poisson distribution of each rate, from `stream` (a random generator of the
+    backend, with NumPy's Generator.poisson), in the rates' dtype. Backward: zeros, as PyTorch's: a draw
+    does not move smoothly with its rate."""
+
+    @staticmethod
+    def forward(ctx, rates, stream):
+        d = rates._data
+        return ctx.xp.asarray(stream.poisson(d, size=d.shape)).astype(d.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return ew.zeros_like(g), None
 
 
 # ---------------------------------------------------------------- compositions (their gradients come from the ops)

@@ -1,6 +1,6 @@
 """Index ops along a dim, and their inverses: index_select/index_add/index_copy/index_fill,
-scatter/scatter_add/scatter_reduce (the inverses of gather), masked_select/masked_scatter/
-masked_fill, take/take_along_dim, and nonzero/argwhere/count_nonzero.
+scatter/scatter_add/scatter_reduce (the inverses of gather) and index_reduce, select_scatter/slice_scatter,
+masked_select/masked_scatter/masked_fill, take/take_along_dim, and nonzero/argwhere/count_nonzero.
 
 Reading at indices (index_select, gather, masked_select) and writing at them (index_add,
 scatter_add, masked_scatter) are each other's backward: the gradient of a read adds into the
@@ -212,7 +212,7 @@ class ScatterReduce(Op):
     "mean", "amax", "amin"), with x's own value included unless include_self=False.
     Backward, per reduction: sum: g to x (where included) and gather(g) to src; mean: the same divided
     by each position's count; amax/amin: g shared evenly between the values equal to the result;
-    prod: g * out / value (inputs without zeros)."""
+    prod: g times the product of the other values at the position (see _prod_shares)."""
 
     @staticmethod
     def forward(ctx, x, dim, index, src, reduce, include_self):
@@ -269,14 +269,30 @@ def _reduce_shares(ctx, x, index, src, out, hit):
         per = ew.div(1.0, ScatterAdd.apply(inc, dim, index, ones))  # 1 / the count of each position
         return ew.mul(inc, per), Gather.apply(per, dim, index)
     if reduce == "prod":
-        if bool((x._data == 0).any()) or bool((src._data == 0).any()):
-            raise NotImplementedError("scatter_reduce(reduce='prod'): the gradient with zeros among the values "
-                                      "is not supported")
-        return ew.mul(inc, ew.div(out, x)), ew.div(Gather.apply(out, dim, index), _corner_t(src, index))
+        return _prod_shares(ctx, x, index, src, out, inc, hit is None)
     x_wins = ew.cast(ew.logical_and(ew.eq(x, out), included), dtype)  # amax / amin: the values equal to the
     src_wins = ew.cast(ew.eq(_corner_t(src, index), Gather.apply(out, dim, index)), dtype)  # result share g
     ties = ScatterAdd.apply(x_wins, dim, index, src_wins)
     return ew.div(x_wins, ties), ew.div(src_wins, Gather.apply(ties, dim, index))
+
+
+def _prod_shares(ctx, x, index, src, out, inc, include_self: bool):
+    """prod's factors: each value's share of g is the product of the other values at its position, found
+    without dividing by a zero. For x: the reduction again with x's zeros read as 1, over x (read the same
+    way). For src: out / value where the value is not 0; where it is the only zero of src at its position,
+    the reduction again with it read as 1. Where src has two zeros at one position, first derivatives are
+    exact but second ones are not (PyTorch refuses those)."""
+    dim, dtype = ctx.dim, x._data.dtype
+    s = _corner_t(src, index)
+    x_one = ew.where(ew.eq(x, 0), 1.0, x)
+    x_share = ew.div(ScatterReduce.apply(x_one, dim, index, s, "prod", include_self), x_one)
+    s_zero = ew.eq(s, 0)
+    zeros = Gather.apply(ScatterAdd.apply(ew.zeros_like(x), dim, index, ew.cast(s_zero, dtype)), dim, index)
+    single = ew.logical_and(s_zero, ew.eq(zeros, 1))
+    rest = ScatterReduce.apply(x, dim, index, ew.where(single, 1.0, s), "prod", include_self)
+    s_share = ew.where(single, Gather.apply(rest, dim, index),
+                       ew.div(Gather.apply(out, dim, index), ew.where(s_zero, 1.0, s)))
+    return ew.mul(inc, x_share), s_share
 
 
 def scatter_reduce(x, dim: int, index, src, reduce: str, *, include_self: bool = True):
@@ -286,6 +302,57 @@ def scatter_reduce(x, dim: int, index, src, reduce: str, *, include_self: bool =
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d, src = _scatter_args(x, dim, index, src, "scatter_reduce")
     return _scalar_result(x, ScatterReduce.apply(_nd(x), d, _nd(index), _nd(src), reduce, bool(include_self)))
+
+
+@tensor_args("x", "index", "source", op="index_reduce")
+def index_reduce(x, dim: int, index, source, reduce: str, *, include_self: bool = True):
+    """x with each slice of source along dim combined by `reduce` ('prod', 'mean', 'amax', 'amin') into x's
+    slice at `index` (a 1-D integer tensor), as torch.index_reduce (out of place); include_self=False leaves
+    x's own values out where slices arrive. A scatter_reduce whose index is `index` spread over source's
+    shape, so the gradient is ScatterReduce's."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if isinstance(source, TensorBase) and source._data.dtype != x._data.dtype:
+        raise RuntimeError(f"index_reduce(): self ({x.dtype}) and source ({source.dtype}) must have the same "
+                           f"scalar type")
+    d, idx, source = _index_args(x, dim, index, source, "index_reduce")
+    x1 = _nd(x)
+    along = mv.reshape(idx, [-1 if k == d else 1 for k in range(x1._data.ndim)])
+    spread = broadcast.broadcast_to(along, source._data.shape)
+    return _scalar_result(x, ScatterReduce.apply(x1, d, spread, source, reduce, bool(include_self)))
+
+
+# ---------------------------------------------------------------- writing one slice: select_scatter, slice_scatter
+
+@tensor_args("x", "src", op="select_scatter")
+def select_scatter(x, src, dim: int, index: int):
+    """x with its slice at `index` along dim (x.select(dim, index)) replaced by src, which has that slice's
+    shape, as torch.select_scatter. Backward (IndexPut's): g with zeros there to x, g's slice to src."""
+    d = normalize_dim(dim, x._data.ndim, "select_scatter")
+    n = x._data.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select_scatter(): index {index} out of range for tensor of size {list(x._data.shape)} at "
+                         f"dimension {d}")
+    return _put_slice(x, src, (slice(None),) * d + (int(index) % n,), "select_scatter")
+
+
+@tensor_args("x", "src", op="slice_scatter")
+def slice_scatter(x, src, dim: int = 0, start=None, end=None, step: int = 1):
+    """x with its slice start:end:step along dim replaced by src, which has that slice's shape, as
+    torch.slice_scatter (start and end are clipped to the dim, as Python's slices are)."""
+    d = normalize_dim(dim, x._data.ndim, "slice_scatter")
+    if step <= 0:
+        raise RuntimeError(f"slice step must be positive (slice_scatter got step={step})")
+    return _put_slice(x, src, (slice(None),) * d + (slice(start, end, step),), "slice_scatter")
+
+
+def _put_slice(x, src, key: tuple, op: str):
+    """x with x[key] = src (a basic key), src checked to have exactly the slice's shape."""
+    want = x._data[key].shape
+    if tuple(src._data.shape) != want:
+        raise RuntimeError(f"{op}(): expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src._data.shape)}, slice size = {list(want)}")
+    return IndexPut.apply(x, cast(src, x._data.dtype), key)
 
 
 # ---------------------------------------------------------------- masks
@@ -494,7 +561,7 @@ def _scatter_args(x, dim, index, src, op: str):
 
 def _scatter_key(xp, dim: int, idx) -> tuple:
     """The positions out[i][idx[i][j]] (for dim 1) that a scatter writes, as an advanced index."""
-    full = list(xp.indices(idx.shape, sparse=True))
+    full = ix.open_grid(xp, idx.shape)  # (NumPy's indices(sparse=True), which CuPy lacks)
     full[dim] = idx
     return tuple(full)
 

@@ -1,4 +1,6 @@
-"""Special functions: erfc, erfinv, lgamma, digamma, polygamma, xlogy, xlog1py, sinc and logit.
+"""Special functions: erfc, erfinv, lgamma, digamma, polygamma, the modified Bessel functions i0, i1
+(and their scaled forms i0e, i1e), xlogy, xlog1py, the regularized incomplete gamma functions igamma and
+igammac, sinc and logit.
 
 NumPy has none of them: each forward calls the backend's special function (SciPy's on the CPU,
 CuPy's on a GPU: `backend.special(name)`), and casts its result back to the input's dtype.
@@ -10,6 +12,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes
+from ..autograd.tensor_base import TensorBase
 from . import elementwise as ew
 from .elementwise import _arr, _unbroadcast, add, div, mul, sub
 from .op import Op, constant
@@ -52,6 +55,31 @@ Lgamma, lgamma = _special("Lgamma", "gammaln", lambda x, g: mul(g, digamma(x)),
                           "log |Gamma(x)|. Backward: g * digamma(x)")
 Digamma, digamma = _special("Digamma", "psi", lambda x, g: mul(g, polygamma(1, x)),
                             "digamma(x) = d/dx log Gamma(x). Backward: g * polygamma(1, x)")
+
+
+# ---------------------------------------------------------------- modified Bessel functions of the first kind
+
+def _i1_slope(x, scaled: bool):
+    """d/dx of i1(x) = i0(x) - i1(x) / x (0.5 at x = 0); of the scaled i1e(x) = exp(-|x|) i1(x), the same
+    with i0e and i1e, less sign(x) * i1e(x). Written with ops, so the slope has gradients of its own."""
+    zero = ew.eq(x, 0)
+    safe = ew.where(zero, 1.0, x)  # keeps 0/0 out of the graph
+    first, second = (i0e(x), i1e(safe)) if scaled else (i0(x), i1(safe))
+    slope = sub(first, div(second, safe))
+    if scaled:
+        slope = sub(slope, mul(ew.sign(x), second))
+    return ew.where(zero, 0.5, slope)
+
+
+I0, i0 = _special("I0", "i0", lambda x, g: mul(g, i1(x)),
+                  "the modified Bessel function of the first kind of order 0. Backward: g * i1(x)")
+I1, i1 = _special("I1", "i1", lambda x, g: mul(g, _i1_slope(x, False)),
+                  "the modified Bessel function of the first kind of order 1. Backward: g * (i0(x) - i1(x) / x), "
+                  "g / 2 at x = 0")
+I0e, i0e = _special("I0e", "i0e", lambda x, g: mul(g, sub(i1e(x), mul(ew.sign(x), i0e(x)))),
+                    "exp(-|x|) * i0(x), which does not overflow. Backward: g * (i1e(x) - sign(x) * i0e(x))")
+I1e, i1e = _special("I1e", "i1e", lambda x, g: mul(g, _i1_slope(x, True)),
+                    "exp(-|x|) * i1(x). Backward: g * (i0e(x) - i1e(x) / x - sign(x) * i1e(x)), g / 2 at x = 0")
 
 
 class Polygamma(Op):
@@ -121,6 +149,57 @@ class Xlog1py(Xlogy):
 
 xlogy = binary_op(Xlogy, "xlogy", min_category=dtypes.FLOAT, doc="x * log(y), 0 where x == 0")
 xlog1py = binary_op(Xlog1py, "xlog1py", min_category=dtypes.FLOAT, doc="x * log1p(y), 0 where x == 0")
+
+
+# ---------------------------------------------------------------- the regularized incomplete gamma functions
+
+class Igamma(Xlogy):
+    """P(a, x): the integral of t**(a - 1) e**-t from 0 to x, over Gamma(a) (SciPy's gammainc).
+    Backward: d/dx = g * x**(a - 1) e**-x / Gamma(a); d/da raises NotImplementedError, as in PyTorch."""
+
+    function, sign = "gammainc", 1.0
+
+    @classmethod
+    def backward(cls, ctx, g):
+        a, x = ctx.saved_tensors
+        name = "igamma" if cls.sign > 0 else "igammac"
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented (the gradient with "
+                                      f"respect to a, of shape {list(a._data.shape)}; detach() it)")
+        density = ew.exp(sub(sub(xlogy(sub(a, 1.0), x), x), lgamma(a)))  # x**(a-1) e**-x / Gamma(a)
+        return None, _unbroadcast(ctx, mul(g, mul(density, cls.sign)), 1)
+
+
+class Igammac(Igamma):
+    """Q(a, x) = 1 - P(a, x), the upper tail (SciPy's gammaincc). Backward: d/dx = -g * x**(a - 1) e**-x / Gamma(a);
+    d/da raises NotImplementedError, as in PyTorch."""
+
+    function, sign = "gammaincc", -1.0
+
+
+_igamma = binary_op(Igamma, "igamma", min_category=dtypes.FLOAT)
+_igammac = binary_op(Igammac, "igammac", min_category=dtypes.FLOAT)
+
+
+def igamma(input, other):  # noqa: A002 (PyTorch's parameter names)
+    """The regularized lower incomplete gamma function P(input, other), as torch.igamma and
+    torch.special.gammainc. Deviation: integer tensors are computed in the default float dtype (PyTorch
+    refuses them)."""
+    return _igamma(*_two_tensors(input, other, "igamma"))
+
+
+def igammac(input, other):  # noqa: A002
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other), as
+    torch.igammac and torch.special.gammaincc."""
+    return _igammac(*_two_tensors(input, other, "igammac"))
+
+
+def _two_tensors(input, other, op: str) -> tuple:  # noqa: A002
+    """(input, other), or PyTorch's TypeError where one is not a tensor."""
+    for i, (name, t) in enumerate((("input", input), ("other", other))):
+        if not isinstance(t, TensorBase):
+            raise TypeError(f"{op}(): argument '{name}' (position {i + 1}) must be Tensor, not {type(t).__name__}")
+    return input, other
 
 
 class Sinc(Op):

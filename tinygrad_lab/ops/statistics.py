@@ -1,5 +1,5 @@
 """Statistics: nansum, nanmean, aminmax, var_mean/std_mean, quantile/nanquantile, cov, corrcoef,
-diff, trapezoid/cumulative_trapezoid, cdist and histogram.
+diff, gradient, trapezoid (and its old name trapz)/cumulative_trapezoid, cdist and histogram.
 
 Almost all of them are compositions of differentiable ops (where, sum, sort + gather, lerp, mm,
 narrow, cumsum), so their gradients come from those ops' backwards: only cdist's p=inf distance
@@ -180,7 +180,18 @@ def trapezoid(y, x=None, *, dx=None, dim: int = -1):
     """The integral of y along dim by the trapezoidal rule, as torch.trapezoid: sample points `x`
     (1-D, one per sample, or broadcasting with y), or an even spacing `dx` (default 1). Integer y
     gives the default float dtype."""
-    d, spacing = _trapezoid_args(y, x, dx, dim, "trapezoid")
+    return _trapezoid(y, x, dx, dim, "trapezoid")
+
+
+@tensor_args("y", "x", op="trapz")
+def trapz(y, x=None, *, dx=None, dim: int = -1):
+    """trapezoid under its older name, as torch.trapz: trapz(y, x) with sample points (a tensor, second),
+    or trapz(y, dx=h) with an even spacing (keyword only, default 1)."""
+    return _trapezoid(y, x, dx, dim, "trapz")
+
+
+def _trapezoid(y, x, dx, dim, op: str):
+    d, spacing = _trapezoid_args(y, x, dx, dim, op)
     y, n = as_float(y), y._data.shape[d]
     if n == 0:
         return rd.sum(y, d)
@@ -198,6 +209,93 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1):
         return y
     pairs = ew.add(mv.narrow(y, d, 0, n - 1), mv.narrow(y, d, 1, n - 1))
     return cumsum(ew.div(ew.mul(pairs, spacing), 2.0), d)
+
+
+@tensor_args("input", op="gradient")
+def gradient(input, *, spacing=None, dim=None, edge_order: int = 1) -> tuple:  # noqa: A002 (PyTorch's names)
+    """The derivative of the samples in input along each dim (all, or those of `dim`), one tensor per dim, as
+    torch.gradient: inside, from each sample's two neighbours; at the ends, from the end sample and its one
+    (edge_order=1) or two (edge_order=2) neighbours. `spacing`: the distance between neighbours, one number
+    for every dim (default 1) or one per dim, or per dim a 1-D tensor of the samples' coordinates. Each
+    estimate is the slope of the parabola (or line) through those samples, composed of ops, so gradients
+    flow to input (and to the coordinates). Deviations: coordinates whose length is not the dim's size are
+    refused (PyTorch reads them anyway); with even spacing an infinite sample makes its neighbours' estimates
+    NaN (its weight there is 0, and 0 * inf is NaN), where PyTorch's even-spacing formula leaves it out."""
+    f = as_float(input)
+    dims, steps = _gradient_args(f, spacing, dim, edge_order)
+    return tuple(_derivative_along(f, d, h, edge_order) for d, h in zip(dims, steps))
+
+
+def _gradient_args(x, spacing, dim, edge_order: int) -> tuple:
+    """(dims, steps): gradient's dims, and per dim the distances between neighbours (n - 1 of them, a
+    tensor shaped to broadcast along that dim)."""
+    if edge_order not in (1, 2):
+        raise RuntimeError(f"gradient only supports edge_order=1 and edge_order=2 (got {edge_order})")
+    nd, shape = x._data.ndim, x._data.shape
+    dims = list(range(nd)) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [normalize_dim(whole(d, "dim", "gradient"), nd, "gradient") for d in dims]
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims} has a dim that appears multiple times in the list of dims (gradient)")
+    if not isinstance(spacing, (list, tuple)):
+        spacing = [1.0 if spacing is None else spacing] * len(dims)
+    if len(spacing) != len(dims):
+        raise RuntimeError(f"gradient expected spacing to be unspecified, a scalar or a list with one entry per dim "
+                           f"({len(dims)}: {dims} of the input of shape {list(shape)}), but got a list of length "
+                           f"{len(spacing)}")
+    for d in dims:
+        if shape[d] < edge_order + 1:
+            raise RuntimeError(f"gradient expected each dimension size to be at least edge_order+1 = {edge_order + 1}"
+                               f" (dim {d} of the input of shape {list(shape)} has {shape[d]})")
+    return dims, [_steps(x, h, d) for h, d in zip(spacing, dims)]
+
+
+def _steps(x, h, d: int):
+    """The n - 1 distances between neighbours along dim d of float tensor x (n = x.size(d)), from a number or
+    from the samples' coordinates, shaped to broadcast along d."""
+    n, along = x._data.shape[d], [-1 if k == d else 1 for k in range(x._data.ndim)]
+    if not isinstance(h, TensorBase):
+        xp = x._device.backend.xp
+        return make(xp.full(along[:d] + [n - 1] + along[d + 1:], float(h), dtype=x._data.dtype), x._device)
+    if h._data.ndim != 1 or h._data.shape[0] != n:
+        raise RuntimeError(f"gradient expected each element of spacing to be a 1-D tensor of the coordinates along "
+                           f"its dim, one per sample ({n} along dim {d}), but got one of shape {list(h._data.shape)}")
+    return mv.reshape(diff(as_float(h)), along)
+
+
+def _derivative_along(f, d: int, steps, edge_order: int):
+    """gradient's estimate along dim d of f: centred parabolas inside, and at each end a line through the end
+    sample and its neighbour (edge_order=1) or the parabola through the three end samples (edge_order=2)."""
+    n = f._data.shape[d]
+
+    def part(t, start: int, length: int):
+        return mv.narrow(t, d, start, length)
+
+    inside = _slopes(f, d, 0, n - 2, steps, "middle")
+    if edge_order == 1:
+        first = ew.div(ew.sub(part(f, 1, 1), part(f, 0, 1)), part(steps, 0, 1))
+        last = ew.div(ew.sub(part(f, n - 1, 1), part(f, n - 2, 1)), part(steps, n - 2, 1))
+    else:
+        first, last = _slopes(f, d, 0, 1, steps, "first"), _slopes(f, d, n - 3, 1, steps, "last")
+    return mv.cat([first, inside, last], d)
+
+
+def _slopes(f, d: int, start: int, length: int, steps, at: str):
+    """For `length` triples of neighbouring samples along dim d (the first at `start`), the slope at the
+    triple's first, middle or last point (`at`) of the parabola through its three samples. With the points
+    at 0, h1 and h1 + h2, the slope at p is w0 f0 + w1 f1 + w2 f2, the derivatives of the Lagrange basis:
+    w0 = (2p - h1 - (h1 + h2)) / (h1 (h1 + h2)), w1 = (2p - (h1 + h2)) / (-h1 h2),
+    w2 = (2p - h1) / ((h1 + h2) h2)."""
+    h1, h2 = mv.narrow(steps, d, start, length), mv.narrow(steps, d, start + 1, length)
+    span = ew.add(h1, h2)
+    two_p = 0.0 if at == "first" else ew.mul(h1 if at == "middle" else span, 2.0)  # twice the point's position
+    weights = (ew.div(ew.sub(ew.sub(two_p, h1), span), ew.mul(h1, span)),
+               ew.div(ew.sub(two_p, span), ew.neg(ew.mul(h1, h2))),
+               ew.div(ew.sub(two_p, h1), ew.mul(span, h2)))
+    out = None
+    for k, w in enumerate(weights):
+        term = ew.mul(mv.narrow(f, d, start + k, length), w)
+        out = term if out is None else ew.add(out, term)
+    return out
 
 
 _COMPUTE_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist")
