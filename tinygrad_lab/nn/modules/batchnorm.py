@@ -1,4 +1,5 @@
-"""BatchNorm1d, BatchNorm2d and BatchNorm3d: normalise each channel over the batch (and spatial) dimensions.
+"""BatchNorm1d, BatchNorm2d and BatchNorm3d: normalise each channel over the batch (and spatial) dimensions;
+LazyBatchNorm1d/2d/3d: the same with num_features read from the first input.
 
 Training mode normalises with the batch statistics and, with track_running_stats, updates the
 running_mean / running_var buffers (running_var from the unbiased batch variance, as PyTorch);
@@ -12,6 +13,7 @@ from ...ops.shapes import counts
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -28,24 +30,30 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
+        shapes = self._tensor_shapes()
         if self.affine:
-            self.weight = Parameter(creation.empty(num_features, dtype=dtype, device=device))
+            self.weight = Parameter(creation.empty(shapes["weight"], dtype=dtype, device=device))
             if bias:
-                self.bias = Parameter(creation.empty(num_features, dtype=dtype, device=device))
+                self.bias = Parameter(creation.empty(shapes["bias"], dtype=dtype, device=device))
             else:
                 self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if self.track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=device))
-            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_mean", creation.zeros(shapes["running_mean"], dtype=dtype, device=device))
+            self.register_buffer("running_var", creation.ones(shapes["running_var"], dtype=dtype, device=device))
             self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=dtypes.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
         self.reset_parameters()
+
+    def _tensor_shapes(self) -> dict:
+        """The shapes of the tensors that have one value per channel (a lazy norm reads them again at its
+        first call); num_batches_tracked is a count and has none."""
+        return {name: (self.num_features,) for name in ("weight", "bias", "running_mean", "running_var")}
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -63,6 +71,10 @@ class _NormBase(Module):
 
     def _check_input_dim(self, input: TensorBase) -> None:
         raise NotImplementedError
+
+    def _feature_dim(self, input: TensorBase) -> int:
+        """The dim of input that holds the channels (num_features of them)."""
+        return 1
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
@@ -110,3 +122,39 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input: TensorBase) -> None:
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """What the lazy batch and instance norms share: num_features is the channel dim of the first input;
+    weight, bias, running_mean and running_var wait for it (num_batches_tracked does not). Both kinds
+    default to affine=True and track_running_stats=True, as PyTorch's (the eager InstanceNorms do not).
+    Deviation: the input's number of dims is checked before the size is read, so a wrong first input
+    leaves the module lazy (PyTorch's takes a size from it, becomes the eager class, then raises)."""
+
+    _lazy_size = "num_features"
+
+    def __init__(self, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *, bias: bool = True) -> None:
+        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def _infer_size(self, input: TensorBase) -> int:
+        self._check_input_dim(input)
+        return input.shape[self._feature_dim(input)]
+
+
+class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+    """A BatchNorm1d whose num_features is read from its first input (see nn.modules.lazy)."""
+
+    cls_to_become = BatchNorm1d
+
+
+class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+    """A BatchNorm2d whose num_features is read from its first input (see nn.modules.lazy)."""
+
+    cls_to_become = BatchNorm2d
+
+
+class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+    """A BatchNorm3d whose num_features is read from its first input (see nn.modules.lazy)."""
+
+    cls_to_become = BatchNorm3d

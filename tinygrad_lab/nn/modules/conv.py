@@ -1,5 +1,6 @@
 """Conv1d, Conv2d and Conv3d: learnable cross-correlations over 1, 2 or 3 spatial dimensions;
-ConvTranspose1d/2d/3d: their transposes (the gradient of a convolution with respect to its input).
+ConvTranspose1d/2d/3d: their transposes (the gradient of a convolution with respect to its input);
+LazyConv1d/2d/3d and LazyConvTranspose1d/2d/3d: the same with in_channels read from the first input.
 
 padding_mode 'zeros' pads inside the convolution; 'reflect', 'replicate' and 'circular' (not for
 the transposed layers, as in PyTorch) pad the input with F.pad in that mode first and convolve with
@@ -16,6 +17,7 @@ from ...ops.shapes import counts, sizes
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -43,6 +45,21 @@ def _as_pad_widths(padding, kernel_size: tuple, dilation: tuple) -> tuple:
     return tuple(w for p in reversed(padding) for w in (p, p))
 
 
+def _check_padding(padding, stride: tuple, padding_mode: str) -> None:
+    """PyTorch's ValueErrors for a padding string other than 'same'/'valid', 'same' with a stride, or an
+    unknown padding_mode."""
+    valid_padding_strings = {"same", "valid"}
+    if isinstance(padding, str):
+        if padding not in valid_padding_strings:
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid_padding_strings}")
+        if padding == "same" and any(s != 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+    valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
+    if padding_mode not in valid_padding_modes:
+        raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got "
+                         f"padding_mode='{padding_mode}'")
+
+
 class _ConvNd(Module):
     """What the convolutions share: argument checks, weight/bias, init and repr (as torch's _ConvNd)."""
 
@@ -64,15 +81,7 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        valid_padding_strings = {"same", "valid"}
-        if isinstance(padding, str):
-            if padding not in valid_padding_strings:
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of {valid_padding_strings}")
-            if padding == "same" and any(s != 1 for s in stride):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-        valid_padding_modes = {"zeros", "reflect", "replicate", "circular"}
-        if padding_mode not in valid_padding_modes:
-            raise ValueError(f"padding_mode must be one of {valid_padding_modes}, but got padding_mode='{padding_mode}'")
+        _check_padding(padding, stride, padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
@@ -84,14 +93,22 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = _as_pad_widths(padding, kernel_size, dilation)
-        # a transposed convolution's weight is (in, out/groups, k...): that of the convolution it transposes
-        shape = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
-        self.weight = Parameter(creation.empty((*shape, *kernel_size), dtype=dtype, device=device))
+        shapes = self._tensor_shapes()
+        self.weight = Parameter(creation.empty(shapes["weight"], dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(creation.empty(out_channels, dtype=dtype, device=device))
+            self.bias = Parameter(creation.empty(shapes["bias"], dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    def _tensor_shapes(self) -> dict:
+        """The shapes of weight and bias, from the sizes (a lazy convolution reads them again at its first
+        call). A transposed convolution's weight is (in, out/groups, k...): that of the one it transposes."""
+        if self.transposed:
+            channels = (self.in_channels, self.out_channels // self.groups)
+        else:
+            channels = (self.out_channels, self.in_channels // self.groups)
+        return {"weight": (*channels, *self.kernel_size), "bias": (self.out_channels,)}
 
     def reset_parameters(self) -> None:
         """PyTorch's default: weight ~ kaiming_uniform_(a=√5), i.e. U(-1/√fan_in, 1/√fan_in);
@@ -259,3 +276,91 @@ class ConvTranspose3d(_ConvTransposeNd):
     def forward(self, input: TensorBase, output_size=None) -> TensorBase:
         return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """What the lazy convolutions share: in_channels is the channel dim of the first input (dim 1 of a
+    batched input, dim 0 of an unbatched one). The out_channels/groups check runs at construction (PyTorch
+    defers it to the first call)."""
+
+    _lazy_size = "in_channels"
+
+    def _infer_size(self, input: TensorBase) -> int:
+        k = len(self.kernel_size)
+        if input.dim() not in (k + 1, k + 2):
+            raise RuntimeError(f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to "
+                               f"{type(self).__name__}, but got input of size: {list(input.shape)}")
+        in_channels = input.shape[1] if input.dim() == k + 2 else input.shape[0]
+        if in_channels % self.groups != 0:
+            raise ValueError(f"in_channels must be divisible by groups (the input has {in_channels} channels, "
+                             f"groups={self.groups})")
+        return in_channels
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """A Conv1d whose in_channels is read from its first input (see nn.modules.lazy); it becomes a Conv1d."""
+
+    cls_to_become = Conv1d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         device, dtype)
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """A Conv2d whose in_channels is read from its first input (see nn.modules.lazy); it becomes a Conv2d."""
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         device, dtype)
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    """A Conv3d whose in_channels is read from its first input (see nn.modules.lazy); it becomes a Conv3d."""
+
+    cls_to_become = Conv3d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1, groups: int = 1,
+                 bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, out_channels, kernel_size, stride, padding, dilation, groups, bias, padding_mode,
+                         device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+    """A ConvTranspose1d whose in_channels is read from its first input (see nn.modules.lazy); it becomes
+    a ConvTranspose1d."""
+
+    cls_to_become = ConvTranspose1d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, out_channels, kernel_size, stride, padding, output_padding, groups, bias, dilation,
+                         padding_mode, device, dtype)
+
+
+class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+    """A ConvTranspose2d whose in_channels is read from its first input (see nn.modules.lazy); it becomes
+    a ConvTranspose2d."""
+
+    cls_to_become = ConvTranspose2d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, out_channels, kernel_size, stride, padding, output_padding, groups, bias, dilation,
+                         padding_mode, device, dtype)
+
+
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels is read from its first input (see nn.modules.lazy); it becomes
+    a ConvTranspose3d."""
+
+    cls_to_become = ConvTranspose3d
+
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0, groups: int = 1,
+                 bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(0, out_channels, kernel_size, stride, padding, output_padding, groups, bias, dilation,
+                         padding_mode, device, dtype)

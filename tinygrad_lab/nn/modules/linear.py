@@ -4,12 +4,12 @@ from __future__ import annotations
 import math
 
 from ... import creation
-from ...autograd.grad_mode import no_grad
 from ...autograd.tensor_base import TensorBase
 from ...ops.shapes import counts
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -33,12 +33,17 @@ class Linear(Module):
         in_features, out_features = counts(type(self).__name__, in_features=in_features, out_features=out_features)
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(creation.empty((out_features, in_features), dtype=dtype, device=device))
+        shapes = self._tensor_shapes()
+        self.weight = Parameter(creation.empty(shapes["weight"], dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(creation.empty(out_features, dtype=dtype, device=device))
+            self.bias = Parameter(creation.empty(shapes["bias"], dtype=dtype, device=device))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    def _tensor_shapes(self) -> dict:
+        """The shapes of weight and bias, from the sizes (a LazyLinear reads them again at its first call)."""
+        return {"weight": (self.out_features, self.in_features), "bias": (self.out_features,)}
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -54,46 +59,23 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-class LazyLinear(Linear):
+class LazyLinear(LazyModuleMixin, Linear):
     """A Linear whose in_features is the last dim of its first input. Until that call, weight and bias are
-    empty placeholders and in_features is 0; the call gives them their shapes (the same Parameter objects,
-    so an optimizer made earlier still holds them) and Linear's initialisation, and the module becomes a
-    Linear, as PyTorch's does. Deviations: the placeholders are plain empty Parameters (PyTorch's
-    UninitializedParameter refuses to be used before the first call), and a state_dict can be loaded only
-    after the first call (PyTorch also materialises the parameters from the checkpoint's shapes)."""
+    UninitializedParameters and in_features is 0; the call gives them their shapes (the same Parameter
+    objects, so an optimizer made earlier still holds them) and Linear's initialisation, and the module
+    becomes a Linear, as PyTorch's does (the mechanism: nn.modules.lazy.LazyModuleMixin).
+    Deviation: a 0-d first input raises RuntimeError (PyTorch's IndexError comes from reading its shape)."""
+
+    cls_to_become = Linear
+    _lazy_size = "in_features"
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
-        Module.__init__(self)
-        (out_features,) = counts(type(self).__name__, out_features=out_features)
-        self.in_features = 0
-        self.out_features = out_features
-        self.weight = Parameter(creation.empty(0, dtype=dtype, device=device))
-        if bias:
-            self.bias = Parameter(creation.empty(0, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+        super().__init__(0, out_features, bias, device, dtype)
 
-    def reset_parameters(self) -> None:
-        if self.in_features != 0:  # nothing to initialise before the shapes are known
-            super().reset_parameters()
-
-    def initialize_parameters(self, input: TensorBase) -> None:
-        """Give weight (out_features, in_features) and bias their shapes from input, initialise them, and
-        turn this module into a Linear."""
+    def _infer_size(self, input: TensorBase) -> int:
         if not input.dim():
             raise RuntimeError("LazyLinear: the first input must have at least one dim (its last is in_features)")
-        self.in_features = input.shape[-1]
-        with no_grad():
-            for p, shape in ((self.weight, (self.out_features, self.in_features)), (self.bias, (self.out_features,))):
-                if p is not None:
-                    p._data = creation.empty(shape, dtype=p.dtype, device=p.device)._data
-                    p._bump_version()
-        self.reset_parameters()
-        self.__class__ = Linear
-
-    def forward(self, input: TensorBase) -> TensorBase:
-        self.initialize_parameters(input)
-        return F.linear(input, self.weight, self.bias)
+        return input.shape[-1]
 
 
 class Bilinear(Module):

@@ -17,7 +17,7 @@ from ...autograd.function import RemovableHandle, scope_stack
 from ...autograd.grad_mode import no_grad
 from ...autograd.tensor_base import TensorBase
 from ...tensor import parse_to
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 # the modules whose __call__ is running, outermost first: recorded graph nodes keep a snapshot (Node.scope)
 call_stack = scope_stack
@@ -26,6 +26,16 @@ call_stack = scope_stack
 class IncompatibleKeys(NamedTuple):
     missing_keys: list
     unexpected_keys: list
+
+
+def _load_into(target: TensorBase, value: TensorBase) -> None:
+    """Copy a checkpoint's value into a parameter or buffer. An uninitialized one (a lazy module's) first
+    takes the value's shape; while the value is uninitialized too, both stay as they are."""
+    if is_lazy(target):
+        if is_lazy(value):
+            return
+        target.materialize(value.shape)
+    target.copy_(value)
 
 
 class Module:
@@ -331,7 +341,8 @@ class Module:
 
     def load_state_dict(self, state_dict: dict, strict: bool = True) -> IncompatibleKeys:
         """Copy values into this module's parameters and buffers (in place). With strict=True,
-        missing or unexpected keys are an error; a shape mismatch always is."""
+        missing or unexpected keys are an error; a shape mismatch always is. An uninitialized parameter
+        or buffer (a lazy module's) takes the checkpoint's shape, unless that is uninitialized too."""
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         own = self.state_dict(keep_vars=True)
@@ -345,7 +356,7 @@ class Module:
             if not isinstance(value, TensorBase):
                 errors.append(f'While copying the parameter named "{key}", expected a Tensor from checkpoint '
                               f"but received {type(value).__name__}")
-            elif tuple(value.shape) != tuple(target.shape):
+            elif not is_lazy(target) and tuple(value.shape) != tuple(target.shape):
                 errors.append(f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
                               f"the shape in current model is {target.shape}.")
         if strict:
@@ -358,7 +369,7 @@ class Module:
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
-                    target.copy_(state_dict[key])
+                    _load_into(target, state_dict[key])
         return IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------ printing
