@@ -103,6 +103,15 @@ def test_parameters_must_be_on_the_first_device():
         dp(tl.randn(4, 5, device="standin:0"))
 
 
+def test_a_lazy_module_must_be_initialised_before_it_is_replicated():
+    lazy = nn.Sequential(nn.LazyLinear(3)).to("standin:0")
+    dp = nn.DataParallel(lazy, device_ids=DEVICES)
+    with pytest.raises(RuntimeError, match=r"uninitialized parameters can't be replicated .*sample batch"):
+        dp(tl.randn(4, 5, device="standin:0"))
+    lazy(tl.randn(2, 5, device="standin:0"))  # initialised by one call: now it replicates
+    assert dp(tl.randn(4, 5, device="standin:0")).shape == (4, 3)
+
+
 def test_importable_as_in_pytorch():
     from tinygrad_lab.nn.parallel import DataParallel, gather, parallel_apply, replicate, scatter  # noqa: F401
     assert tl.nn.DataParallel is DataParallel

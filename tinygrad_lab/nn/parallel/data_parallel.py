@@ -19,6 +19,7 @@ from ...autograd.tensor_base import TensorBase
 from ...backends import Device
 from ...ops.movement import cat
 from ..modules.module import Module
+from ..parameter import is_lazy
 
 
 def _as_device(d) -> Device:
@@ -57,7 +58,11 @@ def scatter_kwargs(inputs: tuple, kwargs: dict, devices: Sequence, dim: int = 0)
 
 def replicate(network: Module, devices: Sequence) -> list:
     """A copy of `network` per device whose parameters are differentiable copies of the originals
-    (the original itself on its own device) and whose buffers are plain copies."""
+    (the original itself on its own device) and whose buffers are plain copies. A lazy module's
+    uninitialised tensors are refused: each replica would set up its own, and the original none."""
+    if any(is_lazy(t) for t in [*network.parameters(), *network.buffers()]):
+        raise RuntimeError("Modules with uninitialized parameters can't be replicated (DataParallel): run the module "
+                           "once on a sample batch first, which gives its lazy layers their shapes")
     return [_copy_module(network, _as_device(d), {}) for d in devices]
 
 
