@@ -99,6 +99,8 @@ def convert(obj, pairs: list):
         return str(obj)
     if isinstance(obj, torch.Size):
         return tuple(obj)
+    if isinstance(obj, torch.nn.PairwiseDistance):  # triplet_margin_with_distance_loss's distance_function
+        return tl.nn.PairwiseDistance(obj.norm, obj.eps, obj.keepdim)
     if isinstance(obj, (torch.memory_format, torch.layout)):
         raise Unsupported(f"argument {obj}")
     if isinstance(obj, (list, tuple)):

@@ -63,6 +63,8 @@ __all__ = [
     "binary_cross_entropy_with_logits", "kl_div", "cosine_embedding_loss", "margin_ranking_loss",
     "hinge_embedding_loss", "triplet_margin_loss", "soft_margin_loss", "multi_margin_loss",
     "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss",
+    "triplet_margin_with_distance_loss", "multilabel_margin_loss", "upsample_nearest", "upsample_bilinear",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
     "pairwise_distance", "cosine_similarity",
     "normalize", "conv1d", "conv2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "conv_transpose1d", "conv_transpose2d", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
@@ -1024,16 +1026,32 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with d = pairwise_distance; swap uses the smaller of
     d(a, n) and d(p, n) (the 'distance swap' of Balntas et al.)."""
-    reduction = _reduction(reduction, size_average, reduce)
+    return _triplet(lambda x, y: pairwise_distance(x, y, p, eps), anchor, positive, negative, margin, swap,
+                    _reduction(reduction, size_average, reduce))
+
+
+@tensor_args("anchor", "positive", "negative")
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean"):
+    """triplet_margin_loss with any distance: distance_function(x, y) gives one non-negative distance per
+    sample (pairwise_distance when None), e.g. lambda x, y: 1 - F.cosine_similarity(x, y)."""
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "
+                         f"instead")
+    distance = pairwise_distance if distance_function is None else distance_function
+    return _triplet(distance, anchor, positive, negative, margin, swap, _reduction(reduction))
+
+
+def _triplet(distance, anchor, positive, negative, margin: float, swap: bool, reduction: str):
+    """max(d(a, p) - d(a, n) + margin, 0), reduced; swap takes the smaller of d(a, n) and d(p, n)."""
     dims = [t._data.ndim for t in (anchor, positive, negative)]
     if len(set(dims)) != 1:
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
                            f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D "
                            f"inputs")
-    d_pos = pairwise_distance(anchor, positive, p, eps)
-    d_neg = pairwise_distance(anchor, negative, p, eps)
+    d_pos, d_neg = distance(anchor, positive), distance(anchor, negative)
     if swap:
-        d_neg = ew.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+        d_neg = ew.minimum(d_neg, distance(positive, negative))
     return _reduce(ew.clamp(ew.add(ew.sub(d_pos, d_neg), margin), min=0.0), reduction)
 
 
@@ -1099,6 +1117,34 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         loss = ew.mul(loss, weight)
     class_dim = input._data.ndim - 1
     return _reduce(ew.div(rd.sum(loss, class_dim), input._data.shape[class_dim]), reduction)
+
+
+@tensor_args("input", "target")
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
+    """Per sample of input (C,) or (N, C) (a 0-d input: one class): the sum over its target classes j and the other classes i of
+    max(0, 1 - (x[j] - x[i])), divided by C. target (int64, input's shape) lists the target classes
+    first and ends the list at its first -1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    nd = input._data.ndim
+    if nd > 2 or target._data.shape != input._data.shape:
+        raise RuntimeError(f"multilabel_margin_loss: expected input of shape (C,) or (N, C) and a target of the same "
+                           f"shape, got input {list(input._data.shape)} and target {list(target._data.shape)}")
+    if target._data.dtype != np.int64:
+        raise RuntimeError(f"multilabel_margin_loss: expected target dtype to be Long, got {act.type_name(target)}")
+    x = mv.reshape(input, (-1, input._data.shape[-1]) if nd else (1, 1))  # a 0-d input is one class
+    t = target._data.reshape(x._data.shape)
+    xp, dev, n_classes = input._device.backend.xp, input._device, x._data.shape[1]
+    listed = xp.cumprod(t != -1, axis=1).astype(bool)  # the targets before the first -1
+    if bool(((t < -1) | (t >= n_classes))[listed].any()):
+        raise IndexError(f"multilabel_margin_loss: a target class is out of range [0, {n_classes}) (target of "
+                         f"shape {list(target._data.shape)})")
+    picked = xp.where(listed, t, 0)
+    is_target = ((picked[:, :, None] == xp.arange(n_classes)) & listed[:, :, None]).any(axis=1)
+    keep = make((listed[:, :, None] & ~is_target[:, None, :]).astype(x._data.dtype), dev)  # (N, j, i)
+    x_target = ix.gather(x, 1, make(picked, dev))  # (N, j)
+    hinge = ew.relu(ew.add(ew.sub(mv.unsqueeze(x, 1), mv.unsqueeze(x_target, 2)), 1.0))
+    loss = ew.div(rd.sum(ew.mul(hinge, keep), (1, 2)), n_classes)
+    return _reduce(loss if nd == 2 else mv.reshape(loss, ()), reduction)
 
 
 @tensor_args("input", "target")
@@ -1653,6 +1699,31 @@ def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_c
     """interpolate (PyTorch's deprecated name, with its warning)."""
     warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def _always_indices(pool):
+    """`pool` (an adaptive max pooling) returning (output, indices) whatever return_indices says, as PyTorch's
+    *_with_indices names."""
+    def with_indices(input, output_size, return_indices: bool = False):
+        return pool(input, output_size, return_indices=True)
+    with_indices.__name__ = with_indices.__qualname__ = pool.__name__ + "_with_indices"
+    return with_indices
+
+
+adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices = (
+    _always_indices(pool) for pool in (adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d))
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(mode='nearest'): PyTorch's deprecated name, with its warning."""
+    warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True): PyTorch's deprecated name, with its warning."""
+    warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate instead.")
+    return interpolate(input, size, scale_factor, "bilinear", align_corners=True)
 
 
 def pixel_shuffle(input, upscale_factor: int):

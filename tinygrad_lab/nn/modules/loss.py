@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..._warn import warn
 from ...autograd.tensor_base import TensorBase
 from .. import functional as F
 from .module import Module
@@ -74,6 +75,16 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name for (N, C, H, W) input (PyTorch's deprecated class, with its warning)."""
+
+    def __init__(self, weight: TensorBase | None = None, size_average=None, ignore_index: int = -100,
+                 reduce=None, reduction: str = "mean") -> None:
+        warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement and see "
+             "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.")
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -209,6 +220,31 @@ class MultiMarginLoss(_WeightedLoss):
     def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
         return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
                                    reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """max(d(a, p) - d(a, n) + margin, 0) with any distance function d (pairwise_distance by default)."""
+
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} "
+                             f"instead")
+        self.distance_function = distance_function
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor: TensorBase, positive: TensorBase, negative: TensorBase) -> TensorBase:
+        return F.triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
+                                                   margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Per sample, the hinge 1 - (x[j] - x[i]) summed over its target classes j and the other classes i, over C."""
+
+    def forward(self, input: TensorBase, target: TensorBase) -> TensorBase:
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
