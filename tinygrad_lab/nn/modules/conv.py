@@ -61,9 +61,11 @@ def _check_padding(padding, stride: tuple, padding_mode: str) -> None:
 
 
 class _ConvNd(Module):
-    """What the convolutions share: argument checks, weight/bias, init and repr (as torch's _ConvNd)."""
+    """What the convolutions share: argument checks, weight/bias, init, forward and repr (as torch's
+    _ConvNd). Each layer names its function in `_conv` (F.conv2d, F.conv_transpose2d, ...)."""
 
     _n: int = 0
+    _conv = None
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple, padding,
                  dilation: tuple, groups: int, bias: bool, padding_mode: str, device=None, dtype=None,
@@ -119,6 +121,13 @@ class _ConvNd(Module):
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
+    def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
+        input, padding = self._padded(input)
+        return self._conv(input, weight, bias, self.stride, padding, self.dilation, self.groups)
+
+    def forward(self, input: TensorBase) -> TensorBase:
+        return self._conv_forward(input, self.weight, self.bias)
+
     def _padded(self, input: TensorBase) -> tuple:
         """(input, padding) for the convolution: for padding_mode 'zeros' the input as it is and the
         layer's padding; otherwise, as PyTorch, the input padded by F.pad in that mode and padding 0."""
@@ -147,22 +156,19 @@ class _ConvNd(Module):
 class Conv1d(_ConvNd):
     """1-D convolution over (N, C_in, L) or (C_in, L); weight (out_channels, in_channels/groups, kernel_size)."""
 
+    _conv = staticmethod(F.conv1d)
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
         super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
                          padding if isinstance(padding, str) else _single(padding), _single(dilation),
                          groups, bias, padding_mode, device, dtype)
 
-    def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
-        input, padding = self._padded(input)
-        return F.conv1d(input, weight, bias, self.stride, padding, self.dilation, self.groups)
-
-    def forward(self, input: TensorBase) -> TensorBase:
-        return self._conv_forward(input, self.weight, self.bias)
-
 
 class Conv2d(_ConvNd):
     """2-D convolution over (N, C_in, H, W) or (C_in, H, W); weight (out_channels, in_channels/groups, kH, kW)."""
+
+    _conv = staticmethod(F.conv2d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
@@ -170,30 +176,18 @@ class Conv2d(_ConvNd):
                          padding if isinstance(padding, str) else _pair(padding), _pair(dilation),
                          groups, bias, padding_mode, device, dtype)
 
-    def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
-        input, padding = self._padded(input)
-        return F.conv2d(input, weight, bias, self.stride, padding, self.dilation, self.groups)
-
-    def forward(self, input: TensorBase) -> TensorBase:
-        return self._conv_forward(input, self.weight, self.bias)
-
 
 class Conv3d(_ConvNd):
     """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (out_channels, in_channels/groups, kD, kH,
     kW)."""
+
+    _conv = staticmethod(F.conv3d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None) -> None:
         super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
                          padding if isinstance(padding, str) else _triple(padding), _triple(dilation),
                          groups, bias, padding_mode, device, dtype)
-
-    def _conv_forward(self, input: TensorBase, weight: TensorBase, bias: TensorBase | None) -> TensorBase:
-        input, padding = self._padded(input)
-        return F.conv3d(input, weight, bias, self.stride, padding, self.dilation, self.groups)
-
-    def forward(self, input: TensorBase) -> TensorBase:
-        return self._conv_forward(input, self.weight, self.bias)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -209,6 +203,10 @@ class _ConvTransposeNd(_ConvNd):
         super().__init__(in_channels, out_channels, parse(kernel_size), parse(stride), parse(padding),
                          parse(dilation), groups, bias, padding_mode, device, dtype, transposed=True,
                          output_padding=parse(output_padding))
+
+    def forward(self, input: TensorBase, output_size=None) -> TensorBase:
+        return self._conv(input, self.weight, self.bias, self.stride, self.padding,
+                          self._output_padding(input, output_size), self.groups, self.dilation)
 
     def _output_padding(self, input: TensorBase, output_size) -> tuple:
         """output_padding, or the one that makes the output `output_size` (its last len(kernel) sizes)."""
@@ -236,15 +234,13 @@ class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution over (N, C_in, L) or (C_in, L); weight (in_channels, out_channels/groups,
     kernel_size). Initialised as PyTorch: kaiming_uniform_(a=√5), whose fan_in is weight.size(1) * k."""
 
+    _conv = staticmethod(F.conv_transpose1d)
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
                  dtype=None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
                          dilation, padding_mode, device, dtype, _single)
-
-    def forward(self, input: TensorBase, output_size=None) -> TensorBase:
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -252,30 +248,26 @@ class ConvTranspose2d(_ConvTransposeNd):
     out_channels/groups, kH, kW). forward(input, output_size=None): output_size picks the output_padding
     that gives that size, as PyTorch's."""
 
+    _conv = staticmethod(F.conv_transpose2d)
+
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
                  dtype=None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
                          dilation, padding_mode, device, dtype, _pair)
 
-    def forward(self, input: TensorBase, output_size=None) -> TensorBase:
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
-
 
 class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (in_channels,
     out_channels/groups, kD, kH, kW). forward(input, output_size=None), as ConvTranspose2d's."""
+
+    _conv = staticmethod(F.conv_transpose3d)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
                  dtype=None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
                          dilation, padding_mode, device, dtype, _triple)
-
-    def forward(self, input: TensorBase, output_size=None) -> TensorBase:
-        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
 
 
 class _LazyConvXdMixin(LazyModuleMixin):

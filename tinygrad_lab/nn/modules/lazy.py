@@ -31,13 +31,12 @@ class LazyModuleMixin:
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         shapes = getattr(self, "_tensor_shapes", dict)()
+        stores = ((self._parameters, UninitializedParameter), (self._buffers, UninitializedBuffer))
         for name in shapes:
-            if self._parameters.get(name) is not None:
-                p = self._parameters[name]
-                self._parameters[name] = UninitializedParameter(p.requires_grad, p.device, p.dtype)
-            elif self._buffers.get(name) is not None:
-                b = self._buffers[name]
-                self._buffers[name] = UninitializedBuffer(b.requires_grad, b.device, b.dtype)
+            for store, placeholder in stores:
+                t = store.get(name)
+                if t is not None:
+                    store[name] = placeholder(t.requires_grad, t.device, t.dtype)
         object.__setattr__(self, "_lazy_pending", True)  # removed by the first call
 
     def __call__(self, *args, **kwargs):
