@@ -106,9 +106,10 @@ def _wrap(cls, out, ctx, args, device):
     forward saved is stored with the versions in-place changes are checked against."""
     if out.__class__ is tuple:
         return _wrap_several(cls, out, ctx, args, device)
+    data = out
     if out.__class__ in tensor_types:  # a user Function's output (or a transfer's), taken out of its graph
-        out, device = out._data, out._device
-    t = make_view(out, device, args[0]) if cls.is_view else make(out, device)  # a view shares args[0]'s versions
+        data, device = out._data, out._device
+    t = make_view(data, device, args[0]) if cls.is_view else make(data, device)  # a view shares args[0]'s versions
     if ctx.__class__ is Node:
         if t._data.dtype.kind == "f" and not (ctx._non_diff and _marked(t, ctx._non_diff)):
             t._requires_grad, t._grad_fn = True, ctx
@@ -206,16 +207,20 @@ class Node:
 
     def _pack_saved(self, outs: tuple, wrapped: tuple) -> None:
         """Store what forward saved, each with its version now, so in-place changes are caught.
-        An output is kept as its array and version counter (the tensor refers to this node)."""
+        One of forward's outputs (the object it returned: an array, or a user Function's tensor)
+        is kept as its array and version counter (the tensor refers to this node).
+        Written without zip or helper calls, as it runs for most recorded ops: packing Mul's two
+        inputs 128 -> 85 bytecodes, about 1.2 -> 0.8 us."""
         packed = []
         for s in self._saved:
-            is_tensor = s.__class__ in tensor_types  # isinstance(s, TensorBase)
-            for o, t in zip(outs, wrapped):  # forward's output as it returned it, and as a tensor
-                if (s._data is t._data) if is_tensor else (s is o):
-                    packed.append(_pack_output(t))
+            nr = 0
+            for o in outs:
+                if s is o:
+                    packed.append(_pack_output(wrapped[nr]))
                     break
+                nr += 1
             else:  # an input (or any other tensor), or a plain value (an array, a mask, a shape)
-                packed.append((s, s._vc[0] if s._vc is not None else 0) if is_tensor else (s, None))
+                packed.append((s, s._vc[0] if s._vc is not None else 0) if s.__class__ in tensor_types else (s, None))
         self._saved = tuple(packed)
 
     def _unpack(self, value, version):
