@@ -84,6 +84,8 @@ def _dtype_and_tier(x):
 def promote(*operands, op: str = "op", min_category: int = dtypes.BOOL):
     """Cast tensor operands to PyTorch's result dtype (scalars stay Python numbers).
     `min_category=FLOAT` gives true division's int -> default float rule."""
+    if _one_float_dtype(operands):  # nothing to cast: the common case, found without the result type
+        return operands
     tiers = ([], [], [])
     for x in operands:
         if x is not None:
@@ -94,6 +96,23 @@ def promote(*operands, op: str = "op", min_category: int = dtypes.BOOL):
         rt = dtypes.get_default_dtype()
     return tuple(cast(x, rt.np) if isinstance(x, TensorBase) and x._data.dtype != rt.np else x
                  for x in operands)
+
+
+def _one_float_dtype(operands: tuple) -> bool:
+    """Whether promotion leaves operands as they are because every tensor among them has one floating
+    dtype and the rest are Python numbers or None: a Python number never widens a float tensor, so the
+    result is that dtype. Measured on where(cond, g, 0.0), as backwards run it: promote 3.7 -> 0.8 us, the
+    whole where 10.3 -> 7.4 us."""
+    dtype = None
+    for x in operands:
+        if x.__class__ in tensor_types:  # isinstance(x, TensorBase)
+            if dtype is None and x._data.dtype.kind == "f":
+                dtype = x._data.dtype
+            elif x._data.dtype is not dtype:
+                return False
+        elif x is not None and x.__class__ not in SCALARS:
+            return False
+    return dtype is not None
 
 
 # ---------------------------------------------------------------- dispatch
