@@ -238,6 +238,19 @@ def _split(b: _Builder, step: Step, outs: list) -> None:
     b.node("Split", [b.name(x), b.int64s(sizes, "split")], outs, axis=dim)
 
 
+def _stack(b: _Builder, step: Step, outs: list) -> None:
+    dim, tensors = step.args[0], step.args[1:]
+    b.node("Concat", [b.node("Unsqueeze", [b.name(t), b.int64s([dim], "axes")]) for t in tensors], outs, axis=dim)
+
+
+def _unbind(b: _Builder, step: Step, outs: list) -> None:
+    x, dim = step.args
+    pieces = [b.fresh("piece") for _ in outs]
+    b.node("Split", [b.name(x), b.int64s([1] * len(outs), "split")], pieces, axis=dim)
+    for piece, out in zip(pieces, outs):
+        b.node("Squeeze", [piece, b.int64s([dim], "axes")], [out])
+
+
 def _sum_to(b: _Builder, step: Step, outs: list) -> None:
     x, shape = step.args
     lead = len(x.shape) - len(shape)
@@ -458,7 +471,7 @@ CONVERTERS: dict[type, Converter] = {
     rd.ArgMin: _arg("ArgMin"), rd.MaxDim: _extremum_dim("ReduceMax", "ArgMax"),
     rd.MinDim: _extremum_dim("ReduceMin", "ArgMin"), rd.SumTo: _sum_to,
     mv.Reshape: _reshape, mv.View: _reshape, mv.Squeeze: _reshape, mv.Unsqueeze: _reshape, mv.Flatten: _reshape,
-    mv.Permute: _permute, mv.Transpose: _permute, mv.Expand: _expand, mv.Cat: _cat, mv.Split: _split,
+    mv.Permute: _permute, mv.Transpose: _permute, mv.Expand: _expand, mv.Cat: _cat, mv.Split: _split, mv.Stack: _stack, mv.Unbind: _unbind,
     mv.Flip: _flip, mv.Pad: _pad, ix.BasicIndex: _basic_index, ix.Index: _index, ix.Gather: _gather,
     conv.Conv: _conv, conv.MaxPool: _pool("MaxPool"), conv.AvgPool: _pool("AveragePool"),
     rnn.RNNCell: _rnn_cell, rnn.LSTMCell: _lstm_cell, rnn.GRUCell: _gru_cell,

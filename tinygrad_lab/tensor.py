@@ -443,13 +443,13 @@ class Tensor(TensorBase):
 
     def split(self, split_size, dim: int = 0): return mv.split(self, split_size, dim)  # noqa: E704
     chunk = mv.chunk
+    unbind = mv.unbind
     flip = mv.flip
     gather = ix.gather
 
     def view_as(self, other): return mv.view(self, other._data.shape)  # noqa: E704
     def reshape_as(self, other): return mv.reshape(self, other._data.shape)  # noqa: E704
     def expand_as(self, other): return mv.expand(self, other._data.shape)  # noqa: E704
-    def unbind(self, dim: int = 0): return tuple(mv.squeeze(p, dim) for p in mv.split(self, 1, dim))  # noqa: E704
     def is_contiguous(self) -> bool: return bool(self._data.flags.c_contiguous)  # noqa: E704
 
     __getitem__ = ix.getitem

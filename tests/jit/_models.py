@@ -46,6 +46,14 @@ class Unrolled(nn.Module):
         return tl.stack(outs), outs[-1]
 
 
+class Rows(nn.Module):
+    """x (N, R, C) taken apart along dim 1 (unbind) and stacked again along a new last dim, reversed."""
+
+    def forward(self, x):
+        rows = x.unbind(1)
+        return tl.stack([r * (i + 1) for i, r in enumerate(reversed(rows))], -1)
+
+
 def models() -> dict:
     """name -> (model factory, example input shape)."""
     return {
@@ -55,6 +63,7 @@ def models() -> dict:
         "lstm_cell": (lambda: Unrolled(nn.LSTMCell(4, 5)), (3, 2, 4)),
         "gru_cell": (lambda: Unrolled(nn.GRUCell(4, 5)), (3, 2, 4)),
         "lstm_layers": (lambda: nn.LSTM(4, 5, num_layers=2), (3, 2, 4)),  # returns (output, (h, c))
+        "unbind_stack": (Rows, (2, 3, 4)),
     }
 
 

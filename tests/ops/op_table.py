@@ -355,6 +355,12 @@ def split_case(draw, sections: bool):
 
 
 @st.composite
+def unbind_case(draw):
+    shape = draw(shape_st(min_dims=1))
+    return Case((shape,), {"dim": _dim(draw, len(shape))})
+
+
+@st.composite
 def chunk_case(draw):
     shape = draw(shape_st(min_dims=1))
     return Case((shape,), {"chunks": draw(st.integers(1, 5)), "dim": _dim(draw, len(shape))})
@@ -649,6 +655,7 @@ OPS = [
     _op("split_size", lambda m, a, split_size, dim: a.split(split_size, dim), 1, split_case(sections=False)),
     _op("split_sections", lambda m, a, split_size, dim: a.split(split_size, dim), 1, split_case(sections=True)),
     _op("chunk", lambda m, a, **kw: a.chunk(**kw), 1, chunk_case()),
+    _op("unbind", lambda m, a, dim: a.unbind(dim), 1, unbind_case()),
     _op("flip", lambda m, a, dims: a.flip(dims), 1, flip_case()),
     _op("pad", lambda m, a, pad, value: m.pad(a, pad, value=value), 1, pad_case()),
     # -- indexing
