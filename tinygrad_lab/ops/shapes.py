@@ -11,7 +11,7 @@ PLAIN_INTS = frozenset((int,))  # set(map(type, t)) <= PLAIN_INTS: t holds plain
 def normalize_dim(dim: int, ndim: int, op: str = "op") -> int:
     """A dim in [0, ndim), or PyTorch's IndexError naming the allowed range."""
     n = ndim if ndim else 1
-    if not isinstance(dim, int) or isinstance(dim, bool):
+    if dim.__class__ is not int and (not isinstance(dim, int) or isinstance(dim, bool)):  # a plain int: 1 test
         raise TypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim}) in {op}")
@@ -70,7 +70,7 @@ def sizes(shape: tuple, op: str, name: str = "size") -> tuple:
     factory and every layer constructor takes its sizes through here (or `size`), so zeros(2.5, 3)
     is a TypeError, not a [2, 3] tensor."""
     out = ints(shape, op, name)
-    if any(s < 0 for s in out):
+    if out and min(out) < 0:
         raise RuntimeError(f"{op}(): Trying to create tensor with negative dimension {min(out)}: {list(out)}")
     return out
 
