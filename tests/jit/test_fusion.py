@@ -106,7 +106,7 @@ def test_cuda_kernel_source():
         "float v0 = in0 * in1;",
         "float v1 = v0 + ((float)1.5);",
         "float v2 = (v1 > 0 || isnan(v1)) ? v1 : (float)0;",
-        "float v3 = v2 >= 0 ? (float)1 / ((float)1 + exp(-v2)) : exp(v2) / ((float)1 + exp(v2));",
+        "float v3 = (float)1 / ((float)1 + exp(-v2));",
         "out0 = v3;",
     ]
     summed = jit.trace(lambda a: (a * 2.0).sum(), a).trace  # a reduction is not in the C kernels

@@ -32,6 +32,7 @@ from ..autograd import events
 from ..autograd.function import NullContext, scope_stack
 from ..autograd.grad_mode import state as grad_state
 from ..autograd.tensor_base import make, tensor_types
+from ..ops.elementwise import sigmoid_into
 from ..ops.transfer import ToDevice
 from . import fusion
 from .ir import ArrayOf, Trace, Value, short_repr
@@ -60,7 +61,7 @@ class _Writer:
     def __init__(self, trace: Trace, fuse: bool):
         self.trace = trace
         self.ns: dict = {"_grad": grad_state, "_subscribers": events.subscribers, "_make": make, "_scope": scope_stack,
-                         "_tensor_types": tensor_types, "_sigmoid": fusion.sigmoid_into,
+                         "_tensor_types": tensor_types, "_sigmoid": sigmoid_into,
                          "forward": None, "forward_engine": None}  # reserved: the generated functions
         self.names: dict = {}  # id(object) -> its name in ns
         self.constants: list = []  # names of the constants bound by reference

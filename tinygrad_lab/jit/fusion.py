@@ -79,8 +79,7 @@ KERNELS: dict[type, Kernel] = {
     ew.Cos: Kernel(_ufunc("cos", 1), "cos({0})"),
     ew.Tanh: Kernel(_ufunc("tanh", 1), "tanh({0})"),
     ew.Abs: Kernel(_ufunc("absolute", 1), "fabs({0})"),
-    ew.Sigmoid: Kernel("_sigmoid({xp}, {0}, {out})",
-                       "{0} >= 0 ? {T}1 / ({T}1 + exp(-{0})) : exp({0}) / ({T}1 + exp({0}))"),
+    ew.Sigmoid: Kernel("_sigmoid({xp}, {0}, {out})", "{T}1 / ({T}1 + exp(-{0}))"),
     ew.Relu: Kernel("{xp}.maximum({0}, {zero}, out={out})", "({0} > 0 || isnan({0})) ? {0} : {T}0"),
     # what x.sum() and x.mean() run (np.sum is add.reduce; np.mean divides it by the count)
     rd.Sum: Kernel("{xp}.add.reduce({0}, {axes}, None, {out}, {keepdim})", None, True),
@@ -96,17 +95,6 @@ NEW_ARRAY_OPS = frozenset(KERNELS) | {
 
 _C_TYPES = {"float32": "float", "float64": "double"}
 _NUMBERS = (int, float, np.number, np.bool_)  # Python numbers, and the NumPy scalars a GPU backend makes of them
-
-
-def sigmoid_into(xp, x, out):
-    """1 / (1 + e**-x) as the Sigmoid op computes it (never overflowing), written into `out`
-    (a new array when None; `out` may be `x` itself: x is read before out is written)."""
-    e = xp.exp(-xp.abs(x))
-    d = 1 + e
-    negative = x < 0
-    out = xp.divide(1, d, out=out)
-    xp.copyto(out, e / d, where=negative)
-    return out
 
 
 def fusible(step: Step) -> bool:

@@ -176,7 +176,8 @@ def _gru_forward(xp, x_proj, state, operands, nonlinearity=None):
     h = state[0]
     hh = _affine(None, h, *operands)
     H = h.shape[1]
-    rz = _sigmoid_(xp, x_proj[:, :2 * H] + hh[:, :2 * H])
+    rz = x_proj[:, :2 * H] + hh[:, :2 * H]
+    ew.sigmoid_into(xp, rz, rz)
     r, z = rz[:, :H], rz[:, H:]
     n = xp.tanh(x_proj[:, 2 * H:] + r * hh[:, 2 * H:])
     return ((1 - z) * n + z * h,), (rz, n, hh[:, 2 * H:])
@@ -463,15 +464,6 @@ def _affine(x_proj, h, w_hh_t, b_hh=None):
     if x_proj is not None:
         out += x_proj
     return out
-
-
-def _sigmoid_(xp, a):
-    """a ← σ(a) = 1 / (1 + e^-a), in place (and returned). Where a is very negative e^-a overflows
-    to inf and 1 / inf = 0, σ's limit: no nan, and accurate everywhere (1 - σ is not formed)."""
-    xp.negative(a, out=a)
-    xp.exp(a, out=a)
-    a += 1
-    return xp.reciprocal(a, out=a)
 
 
 def _input_grads(ctx, da_x, da_h, h, w_hh, skip: int = 0, dh_direct=None) -> tuple:
