@@ -294,14 +294,12 @@ def stack(tensors, dim: int = 0):
     tensors = tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
-    first, dtype = tensors[0]._data.shape, tensors[0]._data.dtype
-    mixed = False
+    first = tensors[0]._data.shape
     for i, t in enumerate(tensors):
         if t._data.shape != first:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(first)} at entry 0 and "
                                f"{list(t._data.shape)} at entry {i}")
-        mixed = mixed or t._data.dtype != dtype
-    if mixed:  # (one dtype, the common case, needs no promotion)
+    if len({t._data.dtype for t in tensors}) > 1:  # (one dtype, the common case, needs no promotion)
         tensors = promote(*tensors, op="stack")
     return Stack.apply(normalize_dim(dim, len(first) + 1, "stack"), *tensors)
 
