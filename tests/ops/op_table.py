@@ -100,7 +100,7 @@ def check_against_torch(fn, rtol: float = 1e-10, atol: float = 1e-12):
             assert o is None and r is None, f"result {i}: {o!r}, PyTorch gives {r!r}"
         else:
             assert_matches(o, r, rtol, atol, what=f"result {i}")
-    return got if len(got) > 1 else got[0]
+    return got if len(got) != 1 else got[0]
 
 
 def value_and_grads(m, fn, *arrays, weights=None):

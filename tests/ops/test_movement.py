@@ -34,6 +34,9 @@ PIECES = {
     "torch.split function": lambda m: m.split(m.arange(5), 2),
     "torch.chunk function": lambda m: m.chunk(m.arange(5), 3),
     "unbind(1)": lambda m: m.arange(6).reshape(2, 3).unbind(1),
+    "unbind(-1) of 2x3x1": lambda m: m.arange(6).reshape(2, 3, 1).unbind(-1),
+    "unbind(0) of 0x3": lambda m: m.zeros(0, 3).unbind(0),
+    "torch.unbind function": lambda m: m.unbind(m.arange(6).reshape(3, 2), 1),
 }
 
 
