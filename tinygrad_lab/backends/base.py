@@ -71,6 +71,10 @@ class Backend:
         """arr's maximum along one axis, as ndarray.max (softmax's shift)."""
         return arr.max(axis, None, keepdims)
 
+    def matmul_t(self, x: Any, w: Any) -> Any:
+        """x @ wᵀ for matrices x (N, K) and w (M, K), C-ordered: a linear layer's product."""
+        return x @ w.T
+
     def zero(self, dtype) -> Any:
         """A zero of `dtype` to compute with (relu's max(x, 0)): here a NumPy scalar, which array
         modules pass to their kernels as it is."""

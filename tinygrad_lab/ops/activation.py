@@ -47,7 +47,7 @@ class Linear(Op):
     @staticmethod
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
-        out = x._data @ w._data.T
+        out = ctx.device.backend.matmul_t(x._data, w._data)
         if b is not None:
             out += b._data
         return out
