@@ -30,6 +30,7 @@ from .jit import Detach, trace
 from .jit.ir import ArrayOf, Step, Trace, Value
 from .nn.modules.module import Module
 from .ops import activation as act
+from .ops import broadcast
 from .ops import conv, linalg
 from .ops import elementwise as ew
 from .ops import indexing as ix
@@ -253,8 +254,7 @@ def _unbind(b: _Builder, step: Step, outs: list) -> None:
 
 def _sum_to(b: _Builder, step: Step, outs: list) -> None:
     x, shape = step.args
-    lead = len(x.shape) - len(shape)
-    axes = list(range(lead)) + [lead + i for i, s in enumerate(shape) if s == 1 and x.shape[lead + i] != 1]
+    axes = broadcast.summed_axes(tuple(x.shape), tuple(shape))  # the axes SumTo itself sums
     summed = b.node("ReduceSum", [b.name(x), b.int64s(axes, "axes")], keepdims=1)
     b.node("Reshape", [summed, b.int64s(shape)], outs)
 

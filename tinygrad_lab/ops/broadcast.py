@@ -38,7 +38,7 @@ class SumTo(Op):
     @staticmethod
     def forward(ctx, x, shape):
         d = x._data
-        axes = _summed_axes(d.shape, shape)
+        axes = summed_axes(d.shape, shape)
         out = ctx.device.backend.sum(d, axes, True) if axes else d
         return ctx.xp.asarray(out.reshape(shape))
 
@@ -48,7 +48,7 @@ class SumTo(Op):
 
 
 @functools.lru_cache(maxsize=1024)
-def _summed_axes(have: tuple, want: tuple) -> tuple:
+def summed_axes(have: tuple, want: tuple) -> tuple:
     """The axes of a gradient of shape `have` that SumTo adds up to get shape `want`: the leading dims
     `want` lacks, and those where `want` has 1 and `have` more. The same few pairs recur in a program
     (every broadcasting op's backward): the answers are cached (2.0 -> 0.1 us a sum_to)."""

@@ -492,8 +492,8 @@ def sigmoid_into(xp, x, out=None):
     """σ(x) = 1 / (1 + e^-x), PyTorch's formula, written into `out` (a new array when None; out may be
     x). Where x is very negative e^-x overflows to inf and 1 / inf = 0, σ's limit, as in PyTorch;
     float16 is computed in float32, as PyTorch does. Four passes in place and no select (a where() on
-    the sign of x mispredicts on mixed signs: (128, 784) float32 1150 -> 130 us). The Sigmoid op, the gates of
-    the recurrent layers and the jit's fused kernels all compute σ here."""
+    the sign of x mispredicts on mixed signs: (128, 784) float32 1150 -> 130 us). The Sigmoid op, the
+    GRU's gates and the jit's fused kernels all compute σ here."""
     if out is None:
         out = xp.empty_like(x)
     if x.dtype == np.float16:
