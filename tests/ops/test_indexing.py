@@ -75,6 +75,33 @@ def test_basic_index_is_a_view_advanced_index_is_a_copy(torch):
     check_against_torch(run)
 
 
+ONE_ELEMENT_VIEWS = {  # each picks the element at flat position 6 of a (3, 4) tensor: row 1, column 2
+    "m[1, 2]": lambda m: m[1, 2],
+    "m[1][2]": lambda m: m[1][2],
+    "m[-2, -2]": lambda m: m[-2, -2],
+    "m[1, 2, None]": lambda m: m[1, 2, None],
+    "m[1, ..., 2]": lambda m: m[1, ..., 2],
+    "m.select(1, 2).select(0, 1)": lambda m: m.select(1, 2).select(0, 1),
+    "m.unbind()[1].unbind()[2]": lambda m: m.unbind()[1].unbind()[2],
+    "m.t()[2, 1]": lambda m: m.t()[2, 1],
+    "m.view(12)[6]": lambda m: m.view(12)[6],
+    "m[1, 2:3][0]": lambda m: m[1, 2:3][0],
+}
+
+
+@pytest.mark.parametrize("pick", ONE_ELEMENT_VIEWS.values(), ids=ONE_ELEMENT_VIEWS.keys())
+def test_an_index_that_picks_one_element_is_a_view_of_it(pick):
+    """NumPy gives a copy (a scalar) for an element picked by ints; PyTorch gives a 0-d view: writing
+    through it changes the tensor, and it reads what is written into the tensor later."""
+    m = tl.zeros(3, 4)
+    v = pick(m)
+    v.add_(5.0)
+    assert m.flatten().tolist() == [0.0] * 6 + [5.0] + [0.0] * 5
+    m.mul_(2.0)
+    assert v.tolist() in (10.0, [10.0])
+    assert v._version == m._version == 2
+
+
 # ---------------------------------------------------------------- getitem errors
 
 OUT_OF_RANGE = {

@@ -39,6 +39,20 @@ class BasicIndex(Index):
 
     is_view = True
 
+    @staticmethod
+    def forward(ctx, x, key, basic):
+        ctx.key, ctx.basic = key, basic
+        try:
+            return x._data[as_view_key(key)]
+        except IndexError as e:
+            raise _index_error(x, key, e) from None
+
+
+def as_view_key(key: tuple) -> tuple:
+    """A basic key that gives a view even where it picks one element: NumPy returns a scalar (a copy) for
+    x[2] of a vector, and a 0-d view for x[2, ...], as PyTorch's x[2] is (x[2].add_(1) changes x)."""
+    return key if Ellipsis in key else key + (Ellipsis,)
+
 
 class IndexAddInto(Op):
     """zeros(shape) with g added at key: the gradient of indexing."""

@@ -314,7 +314,7 @@ class Unbind(Op):
     def forward(ctx, x, dim):
         ctx.dim = dim
         before = (slice(None),) * dim
-        return tuple(x._data[before + (i,)] for i in range(x._data.shape[dim]))
+        return tuple(x._data[before + (i, Ellipsis)] for i in range(x._data.shape[dim]))  # 0-d pieces too are views
 
     @staticmethod
     def backward(ctx, *grads):
