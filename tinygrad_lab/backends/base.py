@@ -63,6 +63,13 @@ class Backend:
         """A read-only view of arr broadcast to shape (shape already validated)."""
         return self.xp.broadcast_to(arr, shape)
 
+    def diagonal(self, arr: Any, offset: int, axis1: int, axis2: int) -> Any:
+        """A view of a diagonal of arr (as a new last axis) that writes through to arr, as PyTorch's does:
+        NumPy makes its diagonal views read-only, so the flag follows arr's here (CuPy overrides this)."""
+        out = self.xp.diagonal(arr, offset, axis1, axis2)
+        out.flags.writeable = arr.flags.writeable
+        return out
+
     def sum(self, arr: Any, axes: tuple | int, keepdims: bool) -> Any:
         """arr summed over axes (given, not None), as ndarray.sum; add.reduce is the function it wraps."""
         return self.xp.add.reduce(arr, axes, None, None, keepdims)

@@ -172,6 +172,9 @@ class CUDABackend(Backend):
         with self.xp.cuda.Device(index):
             return _CuPyGenerator(self.xp.random.RandomState(seed))
 
+    def diagonal(self, arr, offset, axis1, axis2):
+        return self.xp.diagonal(arr, offset, axis1, axis2)  # CuPy's diagonal views are writable already
+
     def erf(self, arr):
         return self._importer("cupyx.scipy.special").erf(arr)
 

@@ -63,17 +63,29 @@ def _diagonal_positions(xp, shape: tuple, offset: int, dim1: int, dim2: int):
 
 
 class Diagonal(Op):
-    """Diagonal `offset` of dims dim1 and dim2, as a new last dim (a copy here; PyTorch gives a view).
-    Backward: g written onto the same diagonal of zeros (DiagonalScatter)."""
+    """Diagonal `offset` of dims dim1 and dim2, as a new last dim (a view, as in PyTorch: writing
+    into it writes into x). Backward: g written onto the same diagonal of zeros (DiagonalScatter)."""
+
+    is_view = True
 
     @staticmethod
     def forward(ctx, x, offset, dim1, dim2):
         ctx.args = (offset, dim1, dim2)
-        return ctx.xp.diagonal(x._data, offset, dim1, dim2).copy()
+        return ctx.device.backend.diagonal(x._data, offset, dim1, dim2)
 
     @staticmethod
     def backward(ctx, g):
         return DiagonalScatter.apply(g, ctx.input_shapes[0], *ctx.args), None, None, None
+
+
+class DiagonalCopy(Diagonal):
+    """torch.diag's matrix diagonal: a new tensor (torch.diagonal's is a view). Backward: Diagonal's."""
+
+    is_view = False
+
+    @staticmethod
+    def forward(ctx, x, offset, dim1, dim2):
+        return Diagonal.forward(ctx, x, offset, dim1, dim2).copy()
 
 
 class DiagonalScatter(Op):
@@ -121,7 +133,7 @@ def diag(x, diagonal: int = 0):
     if x._data.ndim == 1:
         return diag_embed(x, diagonal)
     if x._data.ndim == 2:
-        return Diagonal.apply(x, int(diagonal), 0, 1)
+        return DiagonalCopy.apply(x, int(diagonal), 0, 1)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {x._data.ndim}D")
 
 
