@@ -289,3 +289,72 @@ def test_atleast_nd_of_a_list_gives_numpys_shapes(name):
     got = getattr(tl, name)([tl.tensor(a) for a in arrays])
     assert isinstance(got, tuple) and isinstance(getattr(tl, name)(tl.tensor(arrays[1])), tl.Tensor)
     assert [tuple(g.shape) for g in got] == [getattr(np, name)(a).shape for a in arrays]
+
+
+# ---------------------------------------------------------------- diagonal: a view, as in PyTorch
+
+DIAGONALS = {
+    "main": (lambda m: m.diagonal(), [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]),
+    "offset 1": (lambda m: m.diagonal(1), [[0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]),
+    "offset -1": (lambda m: tl.diagonal(m, -1), [[0, 0, 0, 0], [1, 0, 0, 0], [0, 1, 0, 0]]),
+    "dims swapped": (lambda m: m.diagonal(0, 1, 0), [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]),
+    "linalg.diagonal": (lambda m: tl.linalg.diagonal(m), [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]),
+}
+
+
+@pytest.mark.parametrize("take, expected", DIAGONALS.values(), ids=DIAGONALS.keys())
+def test_diagonal_is_a_view_that_writes_through(take, expected, device):
+    """K.diagonal().add_(eps), the usual jitter on a covariance, must change K (a copy made it a no-op)."""
+    m = tl.zeros(3, 4, device=device)
+    d = take(m)
+    d.add_(1.0)
+    assert m.tolist() == expected
+    m.mul_(3.0)
+    assert d.tolist() == [3.0] * d.shape[0]
+
+
+def test_the_diagonal_of_a_read_only_array_stays_read_only():
+    """from_numpy shares a read-only array read-only: writing into its diagonal is refused with the
+    same error as writing into the tensor, not done behind the array owner's back."""
+    a = np.zeros((2, 2), dtype=np.float32)
+    a.setflags(write=False)
+    with pytest.raises(RuntimeError, match="read-only"):
+        tl.from_numpy(a).diagonal().add_(1.0)
+    assert not a.any()
+
+
+def test_diag_of_a_matrix_is_a_copy_as_in_pytorch():
+    m = tl.zeros(3, 3)
+    d = tl.diag(m)
+    d.add_(1.0)
+    assert m.sum().item() == 0.0 and d.tolist() == [1.0, 1.0, 1.0]
+    x = tl.ones(3, 3, requires_grad=True)
+    (tl.diag(x, 1) * tl.tensor([2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [[0.0, 2.0, 0.0], [0.0, 0.0, 3.0], [0.0, 0.0, 0.0]]
+
+
+# ---------------------------------------------------------------- ops whose result is a new tensor, never x's memory
+
+NEW_TENSORS = {  # NumPy's flip and rot90 are views, and cat of one tensor was x itself: writes went into x
+    "flip": lambda m: m.flip(0),
+    "flip two dims": lambda m: tl.flip(m, (0, 1)),
+    "fliplr": lambda m: tl.fliplr(m),
+    "flipud": lambda m: tl.flipud(m),
+    "rot90": lambda m: tl.rot90(m, 1, (0, 1)),
+    "rot90 twice": lambda m: tl.rot90(m, 2, (0, 1)),
+    "rot90 -1": lambda m: tl.rot90(m, -1, (0, 1)),
+    "cat of one": lambda m: tl.cat([m]),
+    "cat with a legacy empty": lambda m: tl.cat([m, tl.zeros(0)]),
+    "hstack of one": lambda m: tl.hstack([m]),
+    "vstack of one": lambda m: tl.vstack([m]),
+    "diag": lambda m: tl.diag(m),
+}
+
+
+@pytest.mark.parametrize("make", NEW_TENSORS.values(), ids=NEW_TENSORS.keys())
+def test_a_copying_op_gives_memory_of_its_own(make, device):
+    m = tl.arange(12.0, device=device).reshape(3, 4)
+    out = make(m)
+    out.add_(100.0)
+    assert m.flatten().tolist() == [float(i) for i in range(12)]
+    assert m._version == 0  # nor shares its version counter (a view's add_ would count for m too)

@@ -253,9 +253,7 @@ def cat(tensors, dim: int = 0):
     d = normalize_dim(dim, nonempty[0]._data.ndim, "cat")
     if len({t._data.dtype for t in nonempty}) > 1:  # (one dtype, the common case, needs no promotion)
         nonempty = promote(*nonempty, op="cat")
-    if len(nonempty) == 1:
-        return nonempty[0]
-    try:
+    try:  # one tensor too: the result is always a new tensor, never x itself (cat([x]).add_(1) leaves x)
         return Cat.apply(d, *nonempty)
     except ValueError:  # the shapes are looked at only once the backend refused them
         _refuse_cat([t._data.shape for t in nonempty], d)
@@ -401,15 +399,13 @@ def chunk(x, chunks: int, dim: int = 0):
 # ---------------------------------------------------------------- flip and pad
 
 class Flip(Op):
-    """Reverse the order along dims (a view here; PyTorch copies). Backward: flip the gradient
-    along the same dims."""
-
-    is_view = True
+    """Reverse the order along dims: a new tensor, as PyTorch's (NumPy's flip is a view, which writing
+    into would write into x). Backward: flip the gradient along the same dims."""
 
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return ctx.xp.flip(x._data, axis=dims)
+        return ctx.xp.flip(x._data, axis=dims).copy()
 
     @staticmethod
     def backward(ctx, g):

@@ -142,7 +142,7 @@ def dsplit(x, indices_or_sections) -> tuple:
 @tensor_args("x", op="rot90")
 def rot90(x, k: int = 1, dims=(0, 1)):
     """x turned k quarter turns in the plane of `dims`, from the first dim towards the second, as
-    torch.rot90 (negative k turns the other way): flips and a transpose, views of x; k % 4 == 0 copies."""
+    torch.rot90 (negative k turns the other way): a flip (a new tensor) and a transpose; k % 4 == 0 copies."""
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
