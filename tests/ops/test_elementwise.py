@@ -322,3 +322,12 @@ def test_isclose_allclose_equal_match_torch(torch):
     with pytest.raises(RuntimeError, match="same dtype"):
         tl.isclose(tl.tensor([1.0]), tl.tensor([1.0], dtype=tl.float64))
     assert tl.tensor([1.0]).isclose(tl.tensor([1.0 + 1e-9])).tolist() == [True]
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "trunc", "round"])
+def test_rounding_an_integer_tensor_gives_a_copy(name):
+    """Nothing to round, but a new tensor, as PyTorch's: writing into it leaves x as it was."""
+    x = tl.tensor([1, -2, 3])
+    out = getattr(tl, name)(x)
+    out.add_(10)
+    assert x.tolist() == [1, -2, 3] and out.tolist() == [11, 8, 13]

@@ -10,7 +10,9 @@ lambda with `torch` bound to tinygrad_lab.
 
 `SKIP` lists the samples that use features tinygrad_lab does not have, and the float32 samples where
 PyTorch's own rounding is what differs (by how much depends on the CPU), each with its reason;
-`KNOWN_GAPS` the op-dtypes where we still differ, as strict expected failures; any other difference fails. `test_coverage` prints how many of op_db's ops we cover (run with -s, or
+`KNOWN_GAPS` the op-dtypes where we still differ, as strict expected failures; any other difference fails.
+Each output must also share memory with the inputs exactly where PyTorch's does (a view or a new tensor;
+`ALIASING_GAPS` lists the deliberate exceptions). `test_coverage` prints how many of op_db's ops we cover (run with -s, or
 `python -m tests.ops.test_opinfo_conformance` for the full list). Without PyTorch (or its test
 helper `expecttest`) the module is skipped.
 """
@@ -228,6 +230,10 @@ KNOWN_GAPS = {
     "nn.functional.group_norm": "an empty batch is refused",
 }
 
+# Ops whose result shares memory with an input where PyTorch's does not, or the other way round, on purpose
+# (README, "Where we differ"); every other op must alias exactly as PyTorch's does (`assert_same_aliasing`).
+ALIASING_GAPS = {"unfold": "Tensor.unfold returns a copy of the windows (PyTorch's is a view)"}
+
 MAX_SAMPLES = 40  # per op and dtype: max_pool2d alone has hundreds (minutes), the first 40 cover its cases
 
 
@@ -259,9 +265,28 @@ def _run_sample(info, ours, sample, dtype: str, rng) -> str:
     random = info.name in RANDOM
     for i, (g, w) in enumerate(zip(gots, wants)):
         assert_same(g, w, dtype, f"output {i}", values=not random)
+    if info.name not in ALIASING_GAPS:
+        assert_same_aliasing(gots, wants, flatten(args), flatten((sample.input,) + tuple(sample.args)))
     if info.supports_autograd and pairs and not random:
         _compare_gradients(sample, want, got, pairs, dtype, rng)
     return "ran"
+
+
+def assert_same_aliasing(gots: list, wants: list, ours_in: list, torch_in: list) -> None:
+    """Each output shares memory with each tensor input exactly where PyTorch's does: a view where
+    PyTorch gives a view (writes go through), a new tensor where it copies (writing into the result must
+    not change the input). Inputs that are not contiguous are left out (they reach us as contiguous copies)."""
+    inputs = [(o, t) for o, t in zip(ours_in, torch_in) if isinstance(t, torch.Tensor) and isinstance(o, tl.Tensor)
+              and t.numel() and t.is_contiguous()]
+    for i, (g, w) in enumerate(zip(gots, wants)):
+        if not (isinstance(w, torch.Tensor) and isinstance(g, tl.Tensor) and w.numel()):
+            continue
+        for k, (o, t) in enumerate(inputs):
+            theirs = w.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
+            mine = bool(np.shares_memory(g._data, o._data))
+            assert mine == theirs, (f"output {i} {'shares' if mine else 'does not share'} memory with input {k}; "
+                                    f"PyTorch's {'does' if theirs else 'does not'} (a "
+                                    f"{'view' if theirs else 'new tensor'} in PyTorch)")
 
 
 def _compare_gradients(sample, want, got, pairs, dtype: str, rng) -> None:

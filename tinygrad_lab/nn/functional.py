@@ -1737,6 +1737,8 @@ def pixel_shuffle(input, upscale_factor: int):
     if r <= 0 or shape[-3] % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={shape[-3]} is not divisible by {r * r}")
+    if r == 1:  # nothing moves: a copy, as PyTorch's (the reshapes below would give a view of input)
+        return ew.Clone.apply(input)
     lead, (c, h, w) = shape[:-3], shape[-3:]
     k = len(lead)
     x = mv.reshape(input, lead + (c // (r * r), r, r, h, w))
@@ -1754,6 +1756,8 @@ def pixel_unshuffle(input, downscale_factor: int):
     if r <= 0 or shape[-2] % r or shape[-1] % r:
         raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
                            f"input of size {list(shape)} and downscale_factor={r}")
+    if r == 1:  # as pixel_shuffle
+        return ew.Clone.apply(input)
     lead, (c, h, w) = shape[:-3], shape[-3:]
     k = len(lead)
     x = mv.reshape(input, lead + (c, h // r, r, w // r, r))

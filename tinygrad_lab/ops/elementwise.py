@@ -562,27 +562,27 @@ def sign(x):
 
 @tensor_args("x")
 def floor(x):
-    """Round down, as torch.floor (zero gradient); integer and bool tensors are returned as they are."""
-    return Floor.apply(x) if x._data.dtype.kind == "f" else x
+    """Round down, as torch.floor (zero gradient); integer and bool tensors give a copy of x (as PyTorch)."""
+    return Floor.apply(x) if x._data.dtype.kind == "f" else Clone.apply(x)
 
 
 @tensor_args("x")
 def ceil(x):
-    """Round up, as torch.ceil (zero gradient); integer and bool tensors are returned as they are."""
-    return Ceil.apply(x) if x._data.dtype.kind == "f" else x
+    """Round up, as torch.ceil (zero gradient); integer and bool tensors give a copy of x (as PyTorch)."""
+    return Ceil.apply(x) if x._data.dtype.kind == "f" else Clone.apply(x)
 
 
 @tensor_args("x")
 def trunc(x):
-    """Round toward zero, as torch.trunc (zero gradient); integer and bool tensors are returned as they are."""
-    return Trunc.apply(x) if x._data.dtype.kind == "f" else x
+    """Round toward zero, as torch.trunc (zero gradient); integer and bool tensors give a copy of x (as PyTorch)."""
+    return Trunc.apply(x) if x._data.dtype.kind == "f" else Clone.apply(x)
 
 
 @tensor_args("x")
 def round(x, decimals: int = 0):
     """Round half to even to `decimals` places, as torch.round (zero gradient);
-    integer and bool tensors are returned as they are."""
-    return Round.apply(x, decimals) if x._data.dtype.kind == "f" else x
+    integer and bool tensors give a copy of x (as PyTorch)."""
+    return Round.apply(x, decimals) if x._data.dtype.kind == "f" else Clone.apply(x)
 
 
 class Clamp(Op):

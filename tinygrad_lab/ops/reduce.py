@@ -255,7 +255,7 @@ def max(x, dim=None, keepdim: bool = False):
     if dim is None:
         return amax(x)
     if not x._data.ndim:
-        return ValuesIndices(x, _zero_index(x))
+        return ValuesIndices(ew.Clone.apply(x), _zero_index(x))  # a new tensor, as PyTorch (never x itself)
     return ValuesIndices(*MaxDim.apply(x, normalize_dim(dim, x._data.ndim, "max"), keepdim))
 
 
@@ -267,7 +267,7 @@ def min(x, dim=None, keepdim: bool = False):
     if dim is None:
         return amin(x)
     if not x._data.ndim:
-        return ValuesIndices(x, _zero_index(x))
+        return ValuesIndices(ew.Clone.apply(x), _zero_index(x))
     return ValuesIndices(*MinDim.apply(x, normalize_dim(dim, x._data.ndim, "min"), keepdim))
 
 

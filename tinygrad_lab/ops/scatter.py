@@ -31,7 +31,7 @@ def index_select(x, dim: int, index):
     idx = _index_vector(index, "index_select")
     _check_bounds(idx, _size(x, d), "index_select", d)
     if not x._data.ndim:
-        return mv.reshape(x, ())  # a 0-d x has one slice (index 0, checked above); the result stays 0-d
+        return ew.Clone.apply(x)  # a 0-d x has one slice (index 0, checked above): a copy, still 0-d
     return getitem(x, _along(d, idx))
 
 

@@ -11,6 +11,7 @@ import math
 
 from ..autograd.tensor_base import TensorBase, make
 from . import movement as mv
+from .elementwise import Clone
 from .indexing import Gather
 from .op import Op
 from .reduce import ValuesIndices
@@ -79,7 +80,7 @@ def topk(x, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) ->
     always in sorted order here."""
     if not x._data.ndim:
         _check_k(k, 1, "topk", low=0)
-        return ValuesIndices(mv.reshape(x, ()), _zeros_index(x, ())) if k else _pick(x, 0, _zeros_index(x, (0,)))
+        return ValuesIndices(Clone.apply(x), _zeros_index(x, ())) if k else _pick(x, 0, _zeros_index(x, (0,)))
     d = normalize_dim(dim, x._data.ndim, "topk")
     _check_k(k, x._data.shape[d], "topk", low=0)
     return _pick(x, d, TopkIndices.apply(x, int(k), d, bool(largest)))

@@ -155,14 +155,14 @@ def corrcoef(x):
 @tensor_args("x", "prepend", "append", op="diff")
 def diff(x, n: int = 1, dim: int = -1, prepend=None, append=None):
     """The n-th forward difference along dim, out[i] = x[i + 1] - x[i] applied n times (bool: x[i + 1]
-    != x[i]), after joining `prepend` and `append` to x along dim, as torch.diff (n=0: x itself)."""
+    != x[i]), after joining `prepend` and `append` to x along dim, as torch.diff (n=0: a copy of x)."""
     if not x._data.ndim:
         raise RuntimeError("diff expects input to be at least one-dimensional (got a 0-d tensor)")
     n = whole(n, "n", "diff")
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
-    if n == 0:  # PyTorch returns the input itself here, without prepend and append
-        return x
+    if n == 0:  # PyTorch returns a copy of x here, without prepend and append
+        return ew.Clone.apply(x)
     d = normalize_dim(whole(dim, "dim", "diff"), x._data.ndim, "diff")
     parts = [_diff_part(t, x, d) for t in (prepend, x, append) if t is not None]
     out = mv.cat(parts, d) if len(parts) > 1 else x
