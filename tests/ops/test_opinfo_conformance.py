@@ -85,8 +85,12 @@ def _covered():
 
 def convert(obj, pairs: list):
     """obj (a sample's input, args or kwargs) with every torch object replaced by ours; the
-    (torch leaf, our leaf) pairs of tensors that require grad are appended to `pairs`."""
+    (torch leaf, our leaf) pairs of tensors that require grad are appended to `pairs`. A tensor that
+    appears twice (KLDivLoss(x, x)) becomes one tensor of ours, so that its gradient is the total."""
     if isinstance(obj, torch.Tensor):
+        for t, ours in pairs:
+            if t is obj:
+                return ours
         if obj.layout != torch.strided or obj.is_complex() or str(obj.dtype).rsplit(".", 1)[-1] not in _SUPPORTED:
             raise Unsupported(f"tensor of {obj.dtype} ({obj.layout})")
         ours = tl.tensor(obj.detach().numpy().copy(), requires_grad=obj.requires_grad)

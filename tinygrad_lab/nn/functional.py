@@ -1168,17 +1168,19 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
 @tensor_args("input", "target")
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
     """Negative log likelihood of target ~ Normal(input, var): (log(var) + (input - target)² / var) / 2
-    (+ log(2π) / 2 with full). var has input's shape, or one value per row (a last dim of 1, or
-    none). Values of var below eps are raised to eps; the gradient flows as if they were not
-    (as PyTorch's in-place clamp under no_grad)."""
+    (+ log(2π) / 2 with full). var has input's shape, or input's shape without its last dim, or input's
+    shape with one dim of size 1 (one variance shared along that dim: per row, per channel, ...). Values
+    of var below eps are raised to eps; the gradient flows as if they were not (as PyTorch's in-place
+    clamp under no_grad)."""
     if not isinstance(var, TensorBase):
         var = creation.full_like(input, float(var))
     vs, xs = tuple(var._data.shape), tuple(input._data.shape)
     if vs != xs:
         if xs[:-1] == vs:
             var = mv.unsqueeze(var, -1)
-        elif not (xs[:-1] == vs[:-1] and vs[-1:] == (1,)):
-            raise ValueError("var is of incorrect size")
+        elif not (len(vs) == len(xs) and [v for v, x in zip(vs, xs) if v != x] == [1]):
+            raise ValueError(f"var is of incorrect size: {list(vs)} for input of size {list(xs)} (var has "
+                             f"input's size, or input's without its last dim, or a 1 in place of one of its sizes)")
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not valid")
     if bool((var._data < 0).any()):
