@@ -222,7 +222,6 @@ KNOWN_GAPS = {
     "linspace.tensor_overload-float64": "a float32 0-d start/end with dtype=float64 is computed in float32",
     "nn.functional.multi_margin_loss": "an empty target is refused",
     "nn.functional.batch_norm": "an empty 1-D input is refused",
-    "nn.functional.prelu": "a 0-d input with a 1-element weight gives shape (1,), PyTorch ()",
     "tensordot": "size-1 contracted dims paired with larger ones are refused (PyTorch broadcasts them)",
     "logcumsumexp-float32": "float32 gradient is off by up to 1% (computed in float32)",
     "to": "every sample passes a memory_format",

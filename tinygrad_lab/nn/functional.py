@@ -286,6 +286,8 @@ def prelu(input, weight):
                            f"and channel size = {channels}.")
     if n != 1:
         weight = mv.reshape(weight, (n,) + (1,) * (input._data.ndim - 2))
+    elif input._data.ndim == 0:  # the output has input's shape, (), not the weight's (1,)
+        weight = mv.reshape(weight, ())
     return ew.where(ew.gt(input, 0), input, ew.mul(weight, input))
 
 
