@@ -35,6 +35,20 @@ def assert_like_torch(actual, expected, *, rtol: float = 0.0, atol: float = 0.0)
         np.testing.assert_allclose(a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True)
 
 
+def assert_tree_like_torch(got, want, where: str = "result", tol: float = 1e-12) -> None:
+    """Nested tuples/lists of tensors with PyTorch's structure, shapes and values (within tol); a list
+    matches a tuple (PyTorch's forward-mode jacobian gives lists where reverse mode gives tuples)."""
+    if isinstance(want, (tuple, list)):
+        assert isinstance(got, (tuple, list)) and len(got) == len(want), \
+            f"{where}: {type(got).__name__}, PyTorch a {type(want).__name__} of {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_tree_like_torch(g, w, f"{where}[{i}]", tol)
+        return
+    assert isinstance(got, tl.Tensor), f"{where}: {type(got).__name__}, PyTorch a tensor"
+    assert tuple(got.shape) == tuple(want.shape), f"{where}: shape {tuple(got.shape)}, PyTorch {tuple(want.shape)}"
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol, err_msg=where)
+
+
 def bad_input_tests(bad: dict) -> tuple:
     """The two tests of a table of bad inputs, name -> (fn(m), exception type, words): tinygrad_lab
     (m = tl) raises that type with those words in its message, and PyTorch (m = torch) the same type.

@@ -9,6 +9,8 @@ import pytest
 import tinygrad_lab as tl
 from tinygrad_lab import func as fn
 
+from ._helpers import assert_tree_like_torch
+
 RNG = np.random.default_rng(0)
 X, Y, M = RNG.standard_normal(3), RNG.standard_normal(3), RNG.standard_normal((2, 3))
 
@@ -172,16 +174,6 @@ def _cases(lib):
     }
 
 
-def _same(got, want, where="result"):
-    if isinstance(want, (tuple, list)):
-        assert isinstance(got, (tuple, list)) and len(got) == len(want), f"{where}: {type(got).__name__}"
-        for i, (g, w) in enumerate(zip(got, want)):
-            _same(g, w, f"{where}[{i}]")
-        return
-    assert tuple(got.shape) == tuple(want.shape), f"{where}: shape {tuple(got.shape)}, PyTorch {tuple(want.shape)}"
-    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=where)
-
-
 @pytest.mark.parametrize("name", list(_cases(tl)))
 def test_matches_torch_func(name, torch):
     import torch.func  # noqa: F401 (torch.func is a submodule)
@@ -190,7 +182,7 @@ def test_matches_torch_func(name, torch):
         want = _cases(torch)[name]()
     finally:
         torch.set_default_dtype(torch.float32)
-    _same(_cases(tl)[name](), want)
+    assert_tree_like_torch(_cases(tl)[name](), want)
 
 
 def test_functional_call_replaces_a_tied_weight_under_every_name():

@@ -8,6 +8,8 @@ import pytest
 
 import tinygrad_lab as tl
 
+from .._helpers import assert_tree_like_torch
+
 F = tl.autograd.functional
 RNG = np.random.default_rng(0)
 A, B = RNG.standard_normal((3, 2)), RNG.standard_normal((2, 2))
@@ -114,17 +116,6 @@ def _cases(m):
     }
 
 
-def _same(got, want, where="result"):
-    if isinstance(want, (tuple, list)):  # PyTorch's forward-mode jacobian gives lists where reverse mode gives tuples
-        assert isinstance(got, tuple) and len(got) == len(want), f"{where}: {type(got).__name__}, PyTorch a tuple"
-        for i, (g, w) in enumerate(zip(got, want)):
-            _same(g, w, f"{where}[{i}]")
-        return
-    assert isinstance(got, tl.Tensor), f"{where}: {type(got).__name__}, PyTorch a tensor"
-    assert tuple(got.shape) == tuple(want.shape), f"{where}: shape {tuple(got.shape)}, PyTorch {tuple(want.shape)}"
-    np.testing.assert_allclose(got.numpy(), want.detach().numpy(), rtol=1e-12, atol=1e-12, err_msg=where)
-
-
 @pytest.mark.parametrize("name", list(_cases(tl)))
 def test_matches_pytorch(name, torch):
     import torch.autograd.functional as torch_functional
@@ -133,4 +124,4 @@ def test_matches_pytorch(name, torch):
         want = _cases(torch)[name](torch_functional)
     finally:
         torch.set_default_dtype(torch.float32)
-    _same(_cases(tl)[name](F), want)
+    assert_tree_like_torch(_cases(tl)[name](F), want)

@@ -23,21 +23,17 @@ from .tensor_base import TensorBase, make
 
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), vᵀJ): v has the output's shape (may be left out for a one-element output)."""
-    ins, single_in = _as_inputs(inputs, "inputs", create_graph)
+    ins, single_in, outs, single_out = _evaluate(func, inputs, create_graph)
     with enable_grad():
-        outs, single_out = _as_tensors(func(*ins), "outputs of the user-provided function")
-        vs = _vectors(v, outs, "v", "outputs")
-        result = _vjp(outs, ins, vs, create_graph, strict)
+        result = _vjp(outs, ins, _vectors(v, outs, "v", "outputs"), create_graph, strict)
     return _finish(outs, single_out, create_graph), _finish(result, single_in, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """(func(inputs), J v): v has the inputs' shapes (may be left out for a one-element input)."""
-    ins, single_in = _as_inputs(inputs, "inputs", create_graph)
+    ins, _, outs, single_out = _evaluate(func, inputs, create_graph)
     with enable_grad():
-        outs, single_out = _as_tensors(func(*ins), "outputs of the user-provided function")
-        vs = _vectors(v, ins, "v", "inputs")
-        result = _jvp(outs, ins, vs, create_graph, strict)
+        result = _jvp(outs, ins, _vectors(v, ins, "v", "inputs"), create_graph, strict)
     return _finish(outs, single_out, create_graph), _finish(result, single_out, create_graph)
 
 
@@ -49,9 +45,8 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
     `vectorize` is accepted and changes nothing (PyTorch batches the rows with vmap)."""
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f'Expected strategy to be either "forward-mode" or "reverse-mode", got {strategy!r}')
-    ins, single_in = _as_inputs(inputs, "inputs", create_graph)
+    ins, single_in, outs, single_out = _evaluate(func, inputs, create_graph)
     with enable_grad():
-        outs, single_out = _as_tensors(func(*ins), "outputs of the user-provided function")
         by_input = _columns if strategy == "forward-mode" else _rows
         blocks = [by_input(out, ins, create_graph, strict) for out in outs]
     blocks = [_finish(row, single_in, create_graph) for row in blocks]
@@ -158,6 +153,14 @@ def _value_and_gradient(func, ins: tuple, strict: bool) -> tuple:
 
 
 # ---------------------------------------------------------------- arguments and results
+
+def _evaluate(func, inputs, create_graph: bool) -> tuple:
+    """func run on fresh inputs with grad mode on: (inputs, single input?, outputs, single output?)."""
+    ins, single_in = _as_inputs(inputs, "inputs", create_graph)
+    with enable_grad():
+        outs, single_out = _as_tensors(func(*ins), "outputs of the user-provided function")
+    return ins, single_in, outs, single_out
+
 
 def _as_tensors(value, what: str) -> tuple:
     """(value as a tuple of tensors, whether it was a single tensor), or PyTorch's TypeError."""
