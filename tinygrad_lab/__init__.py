@@ -87,6 +87,7 @@ from .backends import cudnn as _cudnn, mps as _mps  # noqa: F401  (tinygrad_lab.
 from . import datasets, nn, optim, utils  # noqa: E402  (after the core: they build on it)
 from . import distributions  # noqa: E402  (built on nn.functional)
 from . import graph, jit  # noqa: E402  (read the engine and nn)
+from .jit import compile  # noqa: E402, A004  (torch.compile: the model itself, see jit.compile)
 from . import func, testing  # noqa: E402  (function transforms over autograd and nn modules; assert_close)
 from .func import vmap  # noqa: E402  (torch.vmap)
 from . import multiprocessing  # noqa: E402  (tensors cross processes through shared memory, as in PyTorch)

@@ -572,6 +572,16 @@ class Tensor(TensorBase):
         fz.cholesky_solve, fz.cholesky_inverse
     mH = mT  # the conjugate transpose: for real tensors, the transpose
 
+    def adjoint(self): return self.mT  # noqa: E704  (conjugate transpose of the last two dims)
+
+    @property
+    def H(self):
+        """A matrix's conjugate transpose (for real tensors, the transpose), as Tensor.H: 2-D only."""
+        if self._data.ndim != 2:
+            raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self._data.ndim}-D tensor. "
+                               f"For batches of matrices, use .mH")
+        return self.mT
+
     def repeat_interleave(self, repeats, dim=None, *, output_size=None):  # noqa: E704
         return sct.repeat_interleave(self, repeats, dim, output_size=output_size)
 

@@ -504,3 +504,23 @@ def test_poisson_on_every_device(device):
     out = tl.poisson(rates)
     assert out.device == rates.device and out.shape == (3, 4) and out.dtype == tl.float32
     assert bool((out >= 0).all())
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (2, 2, 3)])
+@pytest.mark.parametrize("name", ["H", "mH", "adjoint"])
+def test_conjugate_transposes_match_pytorch(name, shape):
+    x = RNG.standard_normal(shape)
+
+    def run(lib):
+        try:
+            attr = getattr(lib.tensor(x), name)
+            return (attr() if callable(attr) else attr).numpy()
+        except RuntimeError as e:
+            return type(e).__name__ + str(e).split(".")[0]
+    got, want = run(tl), run(torch)
+    assert np.array_equal(got, want) if isinstance(want, np.ndarray) else got == want
+
+
+def test_compile_gives_back_what_it_is_given():
+    model = tl.nn.Linear(2, 2)
+    assert tl.compile(model) is model and tl.compile(mode="reduce-overhead")(len) is len
