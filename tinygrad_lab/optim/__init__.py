@@ -9,7 +9,7 @@
 Each optimizer's `step()` updates the parameters in place, under `no_grad`, and
 reads like the formula in its docstring (the same rules as PyTorch's, step for step).
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -24,4 +24,4 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "ASGD", "LBFGS", "NAdam", "Optimizer", "RAdam",
-           "RMSprop", "Rprop", "lr_scheduler"]
+           "RMSprop", "Rprop", "lr_scheduler", "swa_utils"]
