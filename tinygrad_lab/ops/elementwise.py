@@ -89,11 +89,10 @@ class Pow(Op):
     def forward(ctx, a, b):
         try:
             out = _power(_arr(a), _arr(b))
-        except ValueError as e:  # an integer to a negative integer power: PyTorch's type, not NumPy's
+        except ValueError as e:  # integers to negative integer powers: NumPy refuses, PyTorch truncates
             if "negative integer powers" not in str(e):
                 raise
-            raise RuntimeError(f"{e} (pow of integers of shapes {list(np.shape(_arr(a)))} and "
-                               f"{list(np.shape(_arr(b)))}; use a float base)") from None
+            out = _integer_power(ctx.xp, _arr(a), _arr(b))
         ctx.save_for_backward(a, b, out if ctx.needs_input_grad[1] else None)
         return out
 
@@ -136,6 +135,15 @@ def _power(a, b):
         if 3 <= b <= 8 and b == int(b):
             return _whole_power(a, int(b))
     return a ** b
+
+
+def _integer_power(xp, a, b):
+    """a ** b for integer arrays where some exponent is negative, as PyTorch: a ** -n is 1 / a ** n
+    truncated to an integer, so 1 for a = 1, ±1 for a = -1 (by the parity of n) and 0 otherwise."""
+    out = a ** xp.maximum(b, 0)
+    negative = b < 0
+    unit = xp.where(a == -1, xp.where(b % 2 == 0, 1, -1), xp.where(a == 1, 1, 0)).astype(out.dtype)
+    return xp.where(negative, unit, out)
 
 
 def _whole_power(a, n: int):
@@ -245,7 +253,15 @@ _true_div = binary_op(Div, "div", min_category=dtypes.FLOAT)
 remainder = binary_op(Remainder, "remainder", doc="a - floor(a / b) * b")
 
 
-pow = binary_op(Pow, "pow", doc="a ** b")
+_pow = binary_op(Pow, "pow", doc="a ** b")
+
+
+def pow(a, b):
+    """a ** b. An integer tensor to a negative Python int is refused, as in PyTorch (a negative exponent
+    in a tensor gives PyTorch's truncated integer result instead)."""
+    if b.__class__ is int and b < 0 and a.__class__ in tensor_types and a._data.dtype.kind in "biu":
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return _pow(a, b)
 maximum = binary_op(Maximum, "maximum", doc="elementwise max; ties share the gradient")
 minimum = binary_op(Minimum, "minimum", doc="elementwise min; ties share the gradient")
 

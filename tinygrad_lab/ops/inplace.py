@@ -15,10 +15,13 @@ as fill_ and zero_.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.tensor_base import TensorBase, make, tensor_types
 from .elementwise import Clone, check_alpha, mul
+from .promotion import refuse_bool_subtraction
 
 _SHARED_ERROR = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
                  "location (in {op}). Please clone() the tensor before performing the operation.")
@@ -115,11 +118,16 @@ def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
                                f"{x._device} and {other._device}! (in {op})")
         other_arr = other._data
-        if other_arr.dtype is not xd.dtype:
-            _check_dtype(x, dtypes.promote_types(dtypes.from_numpy_dtype(xd.dtype),
-                                                 dtypes.from_numpy_dtype(other_arr.dtype)).np, op)
+        if other_arr.dtype is not xd.dtype:  # computed in the promoted dtype, as PyTorch (float16 /= int32: in float16)
+            promoted = dtypes.promote_types(dtypes.from_numpy_dtype(xd.dtype), dtypes.from_numpy_dtype(other_arr.dtype)).np
+            _check_dtype(x, promoted, op)
+            other_arr = other_arr.astype(promoted, copy=False)
+    if ufunc == "subtract":
+        refuse_bool_subtraction(x, other)
     if xd.dtype.kind != "f":
         _check_integral(x, other, ufunc, op, alpha)
+        if other.__class__ is int:  # wrapped into x's dtype, as PyTorch does (uint8 += -3 adds 253)
+            other_arr = x._device.backend.scalar(other, xd.dtype)
     if 0 in xd.strides:  # (the test inline: an optimizer step runs a dozen of these)
         _refuse_shared_elements(xd, op)
     try:
@@ -137,6 +145,8 @@ def _check_integral(x, other, ufunc: str, op: str, alpha) -> None:
     """PyTorch's errors for arithmetic into an integer (or bool) tensor: a float result, a float alpha."""
     if ufunc == "divide" or isinstance(other, float):
         _check_dtype(x, dtypes.get_default_dtype().np, op)
+    elif other.__class__ is int and x._data.dtype.kind == "b":  # bool and an int make an int64 result
+        _check_dtype(x, np.int64, op)
     check_alpha(x, other, alpha)
 
 

@@ -119,6 +119,8 @@ def _one_float_dtype(operands: tuple) -> bool:
 
 def apply_binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
     """Run binary Function `fn` on (a, b) after promotion, with PyTorch's broadcast error."""
+    if op == "sub":
+        refuse_bool_subtraction(a, b)
     a, b = promote(as_operand(a, op), as_operand(b, op), op=op, min_category=min_category)
     if a.__class__ in SCALARS and isinstance(b, TensorBase):
         a = b._device.backend.scalar(a, b._data.dtype)
@@ -128,6 +130,14 @@ def apply_binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
         return fn.apply(a, b)
     except ValueError as e:
         raise_broadcast(a, b, op, e)
+
+
+def refuse_bool_subtraction(a, b) -> None:
+    """PyTorch's error for a subtraction with a bool operand (a bool tensor, or True/False with a tensor):
+    it is not a mask's inversion. (Two bool tensors meet Sub's own refusal, which names xor.)"""
+    if any(x.__class__ is bool or (isinstance(x, TensorBase) and x._data.dtype.kind == "b") for x in (a, b)):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+                           "to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
 def binary_op(fn, op: str, min_category: int = dtypes.BOOL, doc: str = ""):
