@@ -331,3 +331,8 @@ def test_rounding_an_integer_tensor_gives_a_copy(name):
     out = getattr(tl, name)(x)
     out.add_(10)
     assert x.tolist() == [1, -2, 3] and out.tolist() == [11, 8, 13]
+
+
+def test_the_sign_of_a_bool_tensor_is_itself(torch):
+    x = [True, False, True]
+    assert tl.sign(tl.tensor(x)).tolist() == torch.sign(torch.tensor(x)).tolist() == x

@@ -572,8 +572,8 @@ Round = _zero_grad("Round", lambda xp, x, decimals: xp.round(x, decimals), "roun
 
 @tensor_args("x")
 def sign(x):
-    """-1, 0 or 1 by the sign of x, as torch.sign (zero gradient)."""
-    return Sign.apply(x)
+    """-1, 0 or 1 by the sign of x, as torch.sign (zero gradient); a bool tensor is its own sign (a copy)."""
+    return Clone.apply(x) if x._data.dtype.kind == "b" else Sign.apply(x)
 
 
 @tensor_args("x")
