@@ -193,8 +193,9 @@ def test_lu_unpack_refuses_pivots_it_cannot_use(torch):
     lu_ = tl.tensor(_randn(3, 3))
     for bad in (tl.tensor([1, 2, 3]), tl.tensor([1, 2, 5], dtype=tl.int32), tl.tensor([1, 2], dtype=tl.int32),
                 tl.tensor([0, 2, 3], dtype=tl.int32)):
-        assert isinstance(error_of(lambda: torch.lu_unpack(torch.tensor(_randn(3, 3)),
-                                                           torch.tensor(bad.numpy()))), RuntimeError)
+        if bad.numel() == 3:  # too few pivots: PyTorch reads past their end, and raises only sometimes
+            assert isinstance(error_of(lambda: torch.lu_unpack(torch.tensor(_randn(3, 3)),
+                                                               torch.tensor(bad.numpy()))), RuntimeError)
         with pytest.raises(RuntimeError, match="pivots"):
             tl.lu_unpack(lu_, bad)
 

@@ -122,12 +122,8 @@ def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
             promoted = dtypes.promote_types(dtypes.from_numpy_dtype(xd.dtype), dtypes.from_numpy_dtype(other_arr.dtype)).np
             _check_dtype(x, promoted, op)
             other_arr = other_arr.astype(promoted, copy=False)
-    if ufunc == "subtract":
-        refuse_bool_subtraction(x, other)
-    if xd.dtype.kind != "f":
-        _check_integral(x, other, ufunc, op, alpha)
-        if other.__class__ is int:  # wrapped into x's dtype, as PyTorch does (uint8 += -3 adds 253)
-            other_arr = x._device.backend.scalar(other, xd.dtype)
+    if ufunc == "subtract" or xd.dtype.kind != "f":
+        other_arr = _checked_operand(x, other, other_arr, ufunc, op, alpha)
     if 0 in xd.strides:  # (the test inline: an optimizer step runs a dozen of these)
         _refuse_shared_elements(xd, op)
     try:
@@ -141,13 +137,21 @@ def arithmetic_(x, op: str, ufunc: str, fn, other, alpha=1):
     return x
 
 
-def _check_integral(x, other, ufunc: str, op: str, alpha) -> None:
-    """PyTorch's errors for arithmetic into an integer (or bool) tensor: a float result, a float alpha."""
+def _checked_operand(x, other, other_arr, ufunc: str, op: str, alpha):
+    """PyTorch's refusals for a subtraction with a bool and for arithmetic into an integer (or bool) tensor
+    (a float result, a float alpha, bool and int making int64); returns the operand, a Python int wrapped
+    into x's dtype as PyTorch does (uint8 += -3 adds 253)."""
+    if ufunc == "subtract":
+        refuse_bool_subtraction(x, other)
+    kind = x._data.dtype.kind
+    if kind == "f":
+        return other_arr
     if ufunc == "divide" or isinstance(other, float):
         _check_dtype(x, dtypes.get_default_dtype().np, op)
-    elif other.__class__ is int and x._data.dtype.kind == "b":  # bool and an int make an int64 result
+    elif other.__class__ is int and kind == "b":
         _check_dtype(x, np.int64, op)
     check_alpha(x, other, alpha)
+    return x._device.backend.scalar(other, x._data.dtype) if other.__class__ is int else other_arr
 
 
 def unary_(x, op: str, ufunc: str, fn):
