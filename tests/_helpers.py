@@ -49,6 +49,19 @@ def assert_tree_like_torch(got, want, where: str = "result", tol: float = 1e-12)
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=tol, atol=tol, err_msg=where)
 
 
+def assert_prints_as_torch(script) -> None:
+    """`python script tinygrad_lab` prints exactly what `python script torch` prints (a program written once
+    for both libraries, which imports the one named by its argument)."""
+    import subprocess
+    import sys
+
+    def run(lib: str) -> str:
+        done = subprocess.run([sys.executable, str(script), lib], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    assert run("tinygrad_lab") == run("torch")
+
+
 def bad_input_tests(bad: dict) -> tuple:
     """The two tests of a table of bad inputs, name -> (fn(m), exception type, words): tinygrad_lab
     (m = tl) raises that type with those words in its message, and PyTorch (m = torch) the same type.

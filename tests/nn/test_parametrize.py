@@ -3,14 +3,14 @@ library (the printed results must be the same), and by hand: training keeps the 
 are right (gradcheck through a parametrization), weight_norm and spectral_norm do what they say."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tinygrad_lab as tl
+
+from .._helpers import assert_prints_as_torch
 
 parametrize = tl.nn.utils.parametrize
 TUTORIAL = Path(__file__).with_name("parametrizations_tutorial.py")
@@ -22,11 +22,7 @@ class Symmetric(tl.nn.Module):
 
 
 def test_the_tutorial_prints_what_pytorch_prints(torch):
-    def run(lib):
-        done = subprocess.run([sys.executable, str(TUTORIAL), lib], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-    assert run("tinygrad_lab") == run("torch")
+    assert_prints_as_torch(TUTORIAL)
 
 
 def test_training_keeps_the_weight_in_the_set():

@@ -3,8 +3,6 @@ PyTorch (tests/optim/swa_program.py), and the averages, schedules and statistics
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,16 +10,14 @@ import pytest
 
 import tinygrad_lab as tl
 
+from .._helpers import assert_prints_as_torch
+
 swa_utils = tl.optim.swa_utils
 PROGRAM = Path(__file__).with_name("swa_program.py")
 
 
 def test_the_program_prints_what_pytorch_prints(torch):
-    def run(lib):
-        done = subprocess.run([sys.executable, str(PROGRAM), lib], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-    assert run("tinygrad_lab") == run("torch")
+    assert_prints_as_torch(PROGRAM)
 
 
 def test_averages_by_hand():
