@@ -23,9 +23,6 @@ _co = pytest.importorskip("torch.testing._internal.common_optimizers", exc_type=
 STEPS = 6
 IMPLEMENTATION_SWITCHES = {"foreach", "fused", "capturable", "differentiable"}
 
-# Settings we do not take yet, as strict expected failures (the refusal is a clear ValueError).
-KNOWN_GAPS = {"lr": "a tensor learning rate (PyTorch's option for compiled steps) is refused: lr must be a number"}
-
 
 def _ours(info):
     return getattr(tl.optim, info.optim_cls.__name__, None)
@@ -39,9 +36,7 @@ def _cases():
         for setting in info.optim_inputs_func(device="cpu"):
             if IMPLEMENTATION_SWITCHES & set(setting.kwargs):
                 continue
-            gaps = [KNOWN_GAPS[k] for k, v in setting.kwargs.items() if isinstance(v, torch.Tensor) and k in KNOWN_GAPS]
-            marks = [pytest.mark.xfail(reason=gaps[0], strict=True, raises=ValueError)] if gaps else []
-            cases.append(pytest.param(info, setting.kwargs, id=f"{info.optim_cls.__name__}-{setting.desc}", marks=marks))
+            cases.append(pytest.param(info, setting.kwargs, id=f"{info.optim_cls.__name__}-{setting.desc}"))
     return cases
 
 
@@ -101,3 +96,16 @@ def test_coverage(capsys):
         print(f"\nOptimizerInfo conformance: tinygrad_lab provides {len(ours)} of optim_db's {len(names)} optimizers; "
               f"missing: {', '.join(sorted(set(names) - set(ours)))}")
     assert len(ours) >= 12
+
+
+def test_a_tensor_lr_is_read_afresh_at_each_step():
+    w = tl.tensor([1.0], requires_grad=True)
+    lr = tl.tensor(0.5)
+    opt = tl.optim.SGD([w], lr=lr)
+    for step_lr in (0.5, 0.25):
+        lr.fill_(step_lr)
+        w.grad = tl.ones(1)
+        opt.step()
+    assert w.item() == pytest.approx(1.0 - 0.5 - 0.25)
+    with pytest.raises(ValueError, match="1-element"):
+        opt.add_param_group({"params": [tl.zeros(1, requires_grad=True)], "lr": tl.tensor([0.1, 0.2])})

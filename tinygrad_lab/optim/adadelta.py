@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import creation
 from ._per_parameter import PerParameterOptimizer, check
+from .optimizer import lr_of
 
 
 class Adadelta(PerParameterOptimizer):
@@ -41,4 +42,4 @@ class Adadelta(PerParameterOptimizer):
         std = square_avg.add(eps).sqrt_()                                    # √(v+eps)
         delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)              # Δ = √(u+eps)/√(v+eps)·g
         acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)            # u = ρu + (1-ρ)Δ²
-        p.add_(delta, alpha=-group["lr"])                                    # θ = θ - lr·Δ
+        p.add_(delta, alpha=-lr_of(group))                                    # θ = θ - lr·Δ

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, lr_of
 
 
 class Adagrad(Optimizer):
@@ -48,7 +48,7 @@ class Adagrad(Optimizer):
         loss = self._evaluate(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+                lr, lr_decay, eps = lr_of(group), group["lr_decay"], group["eps"]
                 weight_decay, maximize = group["weight_decay"], group["maximize"]
                 for p in group["params"]:
                     grad = p.grad

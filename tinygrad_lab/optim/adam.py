@@ -4,7 +4,7 @@ from __future__ import annotations
 from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..ops.elementwise import maximum
-from .optimizer import Optimizer
+from .optimizer import Optimizer, lr_of
 
 
 class Adam(Optimizer):
@@ -43,7 +43,7 @@ class Adam(Optimizer):
         loss = self._evaluate(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+                lr, (beta1, beta2), eps = lr_of(group), group["betas"], group["eps"]
                 weight_decay, amsgrad, maximize = group["weight_decay"], group["amsgrad"], group["maximize"]
                 decoupled = group["decoupled_weight_decay"]
                 for p in group["params"]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .. import creation
 from ..ops.elementwise import maximum
 from ._per_parameter import PerParameterOptimizer, check_adam_family
+from .optimizer import lr_of
 
 
 class Adamax(PerParameterOptimizer):
@@ -36,4 +37,4 @@ class Adamax(PerParameterOptimizer):
             grad = grad + weight_decay * p                                  # g = g + λθ
         exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)                     # m = β1·m + (1-β1)·g
         exp_inf.copy_(maximum(exp_inf * beta2, grad.abs() + eps))           # u = max(β2·u, |g| + eps)
-        p.add_(exp_avg / exp_inf, alpha=-group["lr"] / (1 - beta1 ** t))    # θ = θ - lr/(1-β1^t)·m/u
+        p.add_(exp_avg / exp_inf, alpha=-lr_of(group) / (1 - beta1 ** t))    # θ = θ - lr/(1-β1^t)·m/u

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import creation
 from ._per_parameter import PerParameterOptimizer, check
+from .optimizer import lr_of
 
 
 class ASGD(PerParameterOptimizer):
@@ -28,7 +29,7 @@ class ASGD(PerParameterOptimizer):
                                   "maximize": maximize})
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
-        lr, lambd, weight_decay = group["lr"], group["lambd"], group["weight_decay"]
+        lr, lambd, weight_decay = lr_of(group), group["lambd"], group["weight_decay"]
         if len(state) == 0:
             state["step"] = creation.tensor(0.0)
             state["eta"] = creation.tensor(float(lr))

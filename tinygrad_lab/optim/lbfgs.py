@@ -24,7 +24,7 @@ import numpy as np
 from ..autograd.grad_mode import no_grad
 from ..ops import movement as mv
 from ._per_parameter import check
-from .optimizer import Optimizer
+from .optimizer import Optimizer, lr_of
 
 
 def _dot(a, b) -> float:
@@ -112,9 +112,9 @@ class LBFGS(Optimizer):
             d = self._direction(state, flat_grad, group["history_size"])
             state["prev_flat_grad"], state["prev_loss"] = flat_grad, loss
             prev_loss = loss
-            t = group["lr"]
+            t = lr_of(group)
             if state["n_iter"] == 1:  # the very first step is scaled by the gradient's size
-                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * group["lr"]
+                t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr_of(group)
             state["d"], state["t"] = d, t
             gtd = _dot(flat_grad, d)  # the directional derivative along d
             if gtd > -tolerance_change:

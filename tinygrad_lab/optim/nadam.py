@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import creation
 from ._per_parameter import PerParameterOptimizer, check, check_adam_family, weight_decayed
+from .optimizer import lr_of
 
 
 class NAdam(PerParameterOptimizer):
@@ -31,7 +32,7 @@ class NAdam(PerParameterOptimizer):
                                   "maximize": maximize})
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
-        lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        lr, (beta1, beta2), eps, weight_decay = lr_of(group), group["betas"], group["eps"], group["weight_decay"]
         if len(state) == 0:
             state["step"] = creation.tensor(0.0)
             state["mu_product"] = creation.tensor(1.0)

@@ -124,6 +124,10 @@ class Optimizer:
                 raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
             group.setdefault(name, default)
         lr = group.get("lr", 0.0)
+        if isinstance(lr, Tensor):  # PyTorch takes a one-element tensor too (read at each step: lr_of)
+            if lr.numel() != 1:
+                raise ValueError(f"Tensor lr must be 1-element, got a tensor of shape {list(lr.shape)}")
+            lr = lr.item()
         if not isinstance(lr, numbers.Real) or lr < 0:
             raise ValueError(f"Invalid learning rate: {lr!r} (must be a number >= 0)")
 
@@ -247,3 +251,10 @@ def _cast_state(param: Tensor, key: str, value):
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_state(param, key, v) for v in value)
     return value
+
+
+def lr_of(group: dict) -> float:
+    """A group's learning rate as a number: a tensor lr (PyTorch allows one, e.g. for compiled steps) is
+    read afresh at every step, so changing it in place changes the next step."""
+    lr = group["lr"]
+    return lr.item() if isinstance(lr, Tensor) else lr

@@ -5,6 +5,7 @@ import math
 
 from .. import creation
 from ._per_parameter import PerParameterOptimizer, check_adam_family, weight_decayed
+from .optimizer import lr_of
 
 
 class RAdam(PerParameterOptimizer):
@@ -28,7 +29,7 @@ class RAdam(PerParameterOptimizer):
                                   "decoupled_weight_decay": decoupled_weight_decay, "maximize": maximize})
 
     def _update(self, p, grad, state: dict, group: dict) -> None:
-        lr, (beta1, beta2), eps, weight_decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        lr, (beta1, beta2), eps, weight_decay = lr_of(group), group["betas"], group["eps"], group["weight_decay"]
         if len(state) == 0:
             state["step"] = creation.tensor(0.0)
             state["exp_avg"] = creation.zeros_like(p)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, lr_of
 
 
 class RMSprop(Optimizer):
@@ -41,7 +41,7 @@ class RMSprop(Optimizer):
         loss = self._evaluate(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, alpha, eps, momentum = group["lr"], group["alpha"], group["eps"], group["momentum"]
+                lr, alpha, eps, momentum = lr_of(group), group["alpha"], group["eps"], group["momentum"]
                 weight_decay, centered, maximize = group["weight_decay"], group["centered"], group["maximize"]
                 for p in group["params"]:
                     grad = p.grad

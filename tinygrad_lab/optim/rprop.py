@@ -4,6 +4,7 @@ from __future__ import annotations
 from .. import creation
 from ..ops.elementwise import where
 from ._per_parameter import PerParameterOptimizer, check
+from .optimizer import lr_of
 
 
 class Rprop(PerParameterOptimizer):
@@ -32,7 +33,7 @@ class Rprop(PerParameterOptimizer):
         if len(state) == 0:
             state["step"] = creation.tensor(0.0)
             state["prev"] = creation.zeros_like(p)
-            state["step_size"] = creation.full_like(grad, group["lr"])
+            state["step_size"] = creation.full_like(grad, lr_of(group))
         state["step"] += 1
         prev, step_size = state["prev"], state["step_size"]
         agreement = grad * prev

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, lr_of
 
 
 class SGD(Optimizer):
@@ -36,7 +36,7 @@ class SGD(Optimizer):
         loss = self._evaluate(closure)
         with no_grad():
             for group in self.param_groups:
-                lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+                lr, momentum, dampening = lr_of(group), group["momentum"], group["dampening"]
                 weight_decay, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
                 for p in group["params"]:
                     grad = p.grad
