@@ -88,7 +88,7 @@ from . import datasets, nn, optim, utils  # noqa: E402  (after the core: they bu
 from . import distributions  # noqa: E402  (built on nn.functional)
 from . import graph, jit  # noqa: E402  (read the engine and nn)
 from .jit import compile  # noqa: E402, A004  (torch.compile: the model itself, see jit.compile)
-from . import amp  # noqa: E402
+from . import amp, profiler  # noqa: E402
 from .amp import autocast, is_autocast_enabled  # noqa: E402
 cuda.amp = amp.DeviceAmp("cuda")  # torch.cuda.amp's names (cuda.py cannot import amp: amp asks cuda about CUDA)
 from . import func, testing  # noqa: E402  (function transforms over autograd and nn modules; assert_close)

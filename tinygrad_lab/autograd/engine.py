@@ -16,6 +16,7 @@ import sys
 from collections import deque
 from heapq import heapify, heappop, heappush
 from operator import attrgetter
+from time import perf_counter
 from typing import Iterator, Sequence
 
 from .. import seams
@@ -30,15 +31,16 @@ from .tensor_base import TensorBase, make
 class BackwardStep:
     """One node of the backward pass: the gradients that arrived at its outputs
     (`grad_outputs`) and those it sent to its inputs (`grad_inputs`, aligned with
-    `node.edges`; for AccumulateGrad, the leaf's new `.grad`)."""
+    `node.edges`; for AccumulateGrad, the leaf's new `.grad`), and the `seconds` it took."""
 
-    __slots__ = ("index", "node", "grad_outputs", "grad_inputs")
+    __slots__ = ("index", "node", "grad_outputs", "grad_inputs", "seconds")
 
-    def __init__(self, index: int, node, grad_outputs: tuple, grad_inputs: tuple):
+    def __init__(self, index: int, node, grad_outputs: tuple, grad_inputs: tuple, seconds: float = 0.0):
         self.index = index
         self.node = node
         self.grad_outputs = grad_outputs
         self.grad_inputs = grad_inputs
+        self.seconds = seconds
 
     def __repr__(self) -> str:
         return f"<BackwardStep {self.index}: {self.node.name}>"
@@ -68,9 +70,10 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
         grads = walk.waiting.pop(node, None)   # the gradients of its outputs, all arrived
         if grads is None:
             continue                           # no gradient reached this node
+        start = perf_counter()
         with walk.backward_mode():
             grads, sent = walk.step(node, grads)
-        step = BackwardStep(index, node, grads, sent)
+        step = BackwardStep(index, node, grads, sent, perf_counter() - start)
         if events.observed():
             events.publish(step)
         yield step
