@@ -70,10 +70,9 @@ def backward_steps(tensors: Sequence[TensorBase], grad_tensors: Sequence[TensorB
         grads = walk.waiting.pop(node, None)   # the gradients of its outputs, all arrived
         if grads is None:
             continue                           # no gradient reached this node
-        start = perf_counter()
-        with walk.backward_mode():
+        with walk.backward_mode() as mode:
             grads, sent = walk.step(node, grads)
-        step = BackwardStep(index, node, grads, sent, perf_counter() - start)
+        step = BackwardStep(index, node, grads, sent, mode.seconds)
         if events.observed():
             events.publish(step)
         yield step
@@ -260,15 +259,22 @@ class BackwardPass:
 
 
 class _BackwardMode:
+    """Grad mode and muting as backward_mode says, and how long the block took (`seconds`: a step's time,
+    which the stepper and the profiler show)."""
+
     def __init__(self, create_graph: bool):
         self.create_graph = create_graph
+        self.seconds = 0.0
 
     def __enter__(self):
         self.prev = _grad_state.enabled, events.state.muted
         _grad_state.enabled = self.create_graph
         events.state.muted = self.prev[1] or not self.create_graph
+        self.start = perf_counter()
+        return self
 
     def __exit__(self, *exc) -> None:
+        self.seconds = perf_counter() - self.start
         _grad_state.enabled, events.state.muted = self.prev
 
 
