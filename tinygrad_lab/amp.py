@@ -24,11 +24,18 @@ from .autograd.tensor_base import TensorBase
 
 __all__ = ["GradScaler", "autocast", "is_autocast_enabled"]
 
-_state = threading.local()  # device type -> whether an autocast region is open, per thread
+class _Regions(threading.local):
+    """Per thread: device type -> whether an autocast region is open."""
+
+    def __init__(self):
+        self.open: dict = {}
+
+
+_regions = _Regions()
 
 
 def is_autocast_enabled(device_type: str = "cuda") -> bool:
-    return getattr(_state, "regions", {}).get(device_type, False)
+    return _regions.open.get(device_type, False)
 
 
 def _usable(device_type: str, what: str) -> bool:
@@ -47,13 +54,12 @@ class autocast:  # noqa: N801 (PyTorch's name)
         self.enabled = enabled and _usable(device_type, "autocast")
 
     def __enter__(self):
-        regions = _state.__dict__.setdefault("regions", {})
-        self.outer = regions.get(self.device_type, False)
-        regions[self.device_type] = self.enabled
+        self.outer = _regions.open.get(self.device_type, False)
+        _regions.open[self.device_type] = self.enabled
         return self
 
     def __exit__(self, *exc):
-        _state.regions[self.device_type] = self.outer
+        _regions.open[self.device_type] = self.outer
 
     def __call__(self, fn):
         @functools.wraps(fn)

@@ -261,16 +261,19 @@ def _in_dims(in_dims, args: tuple) -> list:
     return list(in_dims)
 
 
+def _leaf_dims(tree, dim, name: str = "in_dims") -> list:
+    """The dim of each leaf of tree: an int or None covers the whole tree, a tree of dims gives one each."""
+    leaves = tree_leaves(tree)
+    dims = [dim] * len(leaves) if dim is None or isinstance(dim, int) else tree_leaves(dim)
+    if len(dims) != len(leaves):
+        raise ValueError(f"vmap: {name} {dim!r} does not match the structure of "
+                         f"{'its argument' if name == 'in_dims' else 'the outputs'}")
+    return dims
+
+
 def _pairs(args: tuple, dims: list) -> list:
-    """(leaf, its in_dim) for every leaf of every argument (an int or None dim covers a whole argument)."""
-    out = []
-    for arg, dim in zip(args, dims):
-        leaves = tree_leaves(arg)
-        leaf_dims = [dim] * len(leaves) if dim is None or isinstance(dim, int) else tree_leaves(dim)
-        if len(leaf_dims) != len(leaves):
-            raise ValueError(f"vmap: in_dims {dim!r} does not match the structure of its argument")
-        out += list(zip(leaves, leaf_dims))
-    return out
+    """(leaf, its in_dim) for every leaf of every argument."""
+    return [pair for arg, dim in zip(args, dims) for pair in zip(tree_leaves(arg), _leaf_dims(arg, dim))]
 
 
 def _batch_size(args: tuple, dims: list) -> int:
@@ -292,23 +295,21 @@ def _sample(args: tuple, dims: list, b: int) -> tuple:
     """The arguments of sample b: each mapped tensor indexed at b along its in_dim."""
     out = []
     for arg, dim in zip(args, dims):
-        if dim is None:
-            out.append(arg)
-        elif isinstance(dim, int):
-            out.append(tree_map(lambda t: mv.select(t, dim, b), arg))
-        else:
-            leaf_dims = iter(tree_leaves(dim))
-            out.append(tree_map(lambda t: (lambda d: t if d is None else mv.select(t, d, b))(next(leaf_dims)), arg))
+        leaf_dims = iter(_leaf_dims(arg, dim))
+        out.append(tree_map(lambda t: _at(t, next(leaf_dims), b), arg))
     return tuple(out)
+
+
+def _at(t, dim, b: int):
+    """Leaf t of sample b: t indexed at b along dim, or t itself where dim is None (not mapped)."""
+    return t if dim is None else mv.select(t, dim, b)
 
 
 def _stack(outs: list, out_dims):
     """The per-sample results stacked into one tree, each tensor along its out_dim."""
     first = outs[0]
     leaves = [tree_leaves(o) for o in outs]
-    dims = [out_dims] * len(leaves[0]) if isinstance(out_dims, int) else tree_leaves(out_dims)
-    if len(dims) != len(leaves[0]):
-        raise ValueError(f"vmap: out_dims {out_dims!r} does not match the structure of the outputs")
+    dims = _leaf_dims(first, out_dims, "out_dims")
     stacked = []
     for k, dim in enumerate(dims):
         column = [ls[k] for ls in leaves]

@@ -58,7 +58,7 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vect
     """The second derivatives of a one-element func: the Jacobian of its gradient, of shape
     inputᵢ.shape + inputⱼ.shape for inputs i and j (a tensor for one input, else a tuple of tuples)."""
     def gradient(*ins):
-        return _gradient(func, ins, strict)
+        return _value_and_gradient(func, ins, strict)[1]
 
     single_in = isinstance(inputs, TensorBase)
     return jacobian(gradient if not single_in else lambda x: gradient(x)[0], inputs, create_graph, strict,
@@ -137,10 +137,6 @@ def _assemble(rows: list, out_shape, inp: TensorBase) -> TensorBase:
     if not rows:
         return make(inp._device.backend.xp.zeros(tuple(out_shape) + tuple(inp.shape), inp._data.dtype), inp._device)
     return mv.reshape(mv.stack(rows), tuple(out_shape) + tuple(inp.shape))
-
-
-def _gradient(func, ins: tuple, strict: bool) -> tuple:
-    return _value_and_gradient(func, ins, strict)[1]
 
 
 def _value_and_gradient(func, ins: tuple, strict: bool) -> tuple:

@@ -262,6 +262,8 @@ def pow(a, b):
     if b.__class__ is int and b < 0 and a.__class__ in tensor_types and a._data.dtype.kind in "biu":
         raise RuntimeError("Integers to negative integer powers are not allowed.")
     return _pow(a, b)
+
+
 maximum = binary_op(Maximum, "maximum", doc="elementwise max; ties share the gradient")
 minimum = binary_op(Minimum, "minimum", doc="elementwise min; ties share the gradient")
 

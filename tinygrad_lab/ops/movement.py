@@ -13,7 +13,7 @@ from .._warn import warn
 from ..autograd.tensor_base import TensorBase
 from .broadcast import Expand, broadcast_to, expand, sum_to  # noqa: F401 (expand and broadcast_to are movement ops too)
 from .elementwise import Clone
-from .indexing import getitem
+from .indexing import as_view_key, getitem
 from .op import Op, tensor_args, tensor_list
 from .promotion import promote
 from .shapes import normalize_dim, normalize_dims, shape_arg
@@ -312,7 +312,7 @@ class Unbind(Op):
     def forward(ctx, x, dim):
         ctx.dim = dim
         before = (slice(None),) * dim
-        return tuple(x._data[before + (i, Ellipsis)] for i in range(x._data.shape[dim]))  # 0-d pieces too are views
+        return tuple(x._data[as_view_key(before + (i,))] for i in range(x._data.shape[dim]))  # 0-d pieces too
 
     @staticmethod
     def backward(ctx, *grads):

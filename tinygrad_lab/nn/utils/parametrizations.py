@@ -8,6 +8,7 @@ from ...ops import elementwise as ew
 from ...ops import linalg as la
 from ...ops import movement as mv
 from ...ops import reduce as rd
+from ..functional import normalize
 from ..modules.module import Module
 from . import parametrize
 
@@ -17,9 +18,8 @@ __all__ = ["spectral_norm", "weight_norm"]
 def _norm_except(v, dim: int | None):
     """The 2-norm of v over every dim but `dim` (kept, as size-1 dims elsewhere); dim None: of all of v."""
     if dim is None:
-        return ew.sqrt(rd.sum(ew.mul(v, v)))
-    dims = tuple(d for d in range(v.dim()) if d != dim % v.dim())
-    return ew.sqrt(rd.sum(ew.mul(v, v), dims, keepdim=True))
+        return rd.norm(v)
+    return rd.norm(v, 2, tuple(d for d in range(v.dim()) if d != dim % v.dim()), keepdim=True)
 
 
 class _WeightNorm(Module):
@@ -65,7 +65,7 @@ class _SpectralNorm(Module):
         return mv.flatten(mv.movedim(weight, self.dim, 0), 1) if weight.dim() > 1 else weight
 
     def _unit(self, x):
-        return ew.div(x, ew.clamp(rd.sum(ew.mul(x, x)) ** 0.5, min=self.eps))
+        return normalize(x, dim=0, eps=self.eps)
 
     def _power_iterate(self, matrix, iterations: int) -> None:
         with no_grad():
