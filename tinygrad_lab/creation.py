@@ -147,9 +147,7 @@ def _fit(arr: np.ndarray, target: dtypes.DType, op: str) -> np.ndarray:
     """arr converted to `target`; values an integer dtype cannot hold are PyTorch's RuntimeError (as in
     PyTorch, negative values wrap into uint8, as two's complement arithmetic does)."""
     if target.category == dtypes.INT and arr.size:
-        info = np.iinfo(target.np)
-        low = -info.max if info.min == 0 else info.min
-        if not (np.isfinite(arr).all() and low <= arr.min() and arr.max() <= info.max):
+        if not (np.isfinite(arr).all() and dtypes.holds(target.np, arr.min(), arr.max())):
             raise RuntimeError(f"{op}(): value cannot be converted to type {target.name} without overflow "
                                f"(the data holds values from {arr.min()} to {arr.max()})")
     with np.errstate(over="ignore"):  # float64 -> float16/float32 overflows to inf, as in PyTorch

@@ -215,6 +215,14 @@ class iinfo:  # noqa: N801 (PyTorch's name)
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
+def holds(npd, low, high) -> bool:
+    """Whether integer NumPy dtype `npd` takes the values from low to high by PyTorch's checked conversion
+    (torch.tensor's data, clamp's bounds): within its range, or negative and wrapping into an unsigned dtype as
+    two's complement does (-3 is 253 in uint8, -256 overflows)."""
+    info = np.iinfo(npd)
+    return (-int(info.max) if info.min == 0 else int(info.min)) <= low and high <= info.max
+
+
 def can_cast(from_: DType, to: DType) -> bool:
     """Whether PyTorch's casting rules allow from_ -> to (as torch.can_cast): never float to integer or
     bool, never integer to bool; within a category any size goes (int64 -> uint8 is allowed)."""

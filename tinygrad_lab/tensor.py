@@ -406,8 +406,6 @@ class Tensor(TensorBase):
     def log_softmax(self, dim: int, dtype=None): return act.log_softmax(self, dim, dtype)  # noqa: E704
     erf = act.erf
 
-    def square(self): return ew.mul(self, self)  # noqa: E704
-    def reciprocal(self): return ew.div(1.0, self)  # noqa: E704
     def where(self, condition, other): return ew.where(condition, self, other)  # noqa: E704
     masked_fill = sct.masked_fill
 

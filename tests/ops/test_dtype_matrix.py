@@ -20,10 +20,7 @@ OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b:
        "iadd": lambda a, b: a.__iadd__(b), "imul": lambda a, b: a.__imul__(b), "isub": lambda a, b: a.__isub__(b),
        "idiv": lambda a, b: a.__itruediv__(b)}
 KNOWN = {  # (op, dtype, other) -> why we differ
-    **{(op, "bool", other): "floor division, remainder and power of bools: PyTorch has no such kernels; NumPy's "
-       "int8 answer is given" for op in ("floordiv", "mod", "pow") for other in ("bool", True)},
-    **{("floordiv", d, "float16"): "inf // 3 (an int too large for float16): inf here, nan in PyTorch"
-       for d in ("int32", "int64")},
+    ("floordiv", d, "float16"): "inf // 3 (an int too large for float16): inf here, nan in PyTorch" for d in ("int32", "int64")
 }
 
 
@@ -53,3 +50,27 @@ def test_matches_pytorch(op, dtype, other, torch):
         return
     assert ours[0] == theirs[0], f"dtype {ours[0]}, PyTorch {theirs[0]}"
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-3, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("bounds", [(-3, None), (-129, None), (-256, None), (None, 300), (-3, 100), (None, 2 ** 31)])
+def test_clamp_bounds_convert_as_pytorch(dtype, bounds, torch):
+    """An integer tensor's clamp converts its Python int bounds to the tensor's dtype as PyTorch does: negative
+    bounds wrap into uint8 (clamp(min=-3) is clamp(min=253)), bounds the dtype cannot hold are refused."""
+    def run(lib):
+        x = lib.tensor([0, 5, 100], dtype=getattr(lib, dtype))
+        try:
+            out = x.clamp(*bounds)
+        except RuntimeError:
+            return "RuntimeError"
+        return str(out.dtype).rsplit(".", 1)[-1], out.tolist()
+
+    assert run(tl) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_square_dtype_as_pytorch(dtype, torch):
+    """square is x * x, except for bools, which square to int64 as in PyTorch (x ** 2)."""
+    ours, theirs = (lib.square(lib.tensor(VALUES[dtype], dtype=getattr(lib, dtype))) for lib in (tl, torch))
+    assert str(ours.dtype).rsplit(".", 1)[-1] == str(theirs.dtype).rsplit(".", 1)[-1]
+    np.testing.assert_allclose(np.asarray(ours.tolist(), float), np.asarray(theirs.tolist(), float), rtol=1e-3)

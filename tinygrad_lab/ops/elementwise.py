@@ -239,7 +239,7 @@ class Remainder(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return ctx.device.backend.remainder(*_int_checked(ctx, a, b, "remainder"))
+        return ctx.device.backend.remainder(*_int_checked(ctx, a, b, "remainder", "remainder"))
 
     @staticmethod
     def backward(ctx, g):
@@ -261,7 +261,22 @@ def pow(a, b):
     in a tensor gives PyTorch's truncated integer result instead)."""
     if b.__class__ is int and b < 0 and a.__class__ in tensor_types and a._data.dtype.kind in "biu":
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if (b.__class__ is bool or b.__class__ in tensor_types and b._data.dtype.kind == "b") and _is_bool(a):
+        return _bool_power(a, b)
     return _pow(a, b)
+
+
+def _is_bool(x) -> bool:
+    return x.__class__ is bool or (x.__class__ in tensor_types and x._data.dtype.kind == "b")
+
+
+def _bool_power(a, b):
+    """A bool to a bool power: PyTorch has no kernel for it, except for a bool tensor to a Python bool,
+    which it computes as x ** 1 = x and x ** 0 = 1, giving bools: x or not y."""
+    if b.__class__ is bool and a.__class__ in tensor_types:
+        return logical_or(a, not b)
+    raise NotImplementedError("\"pow\" not implemented for 'Bool' (a bool to a bool power; "
+                              "convert one of them to an integer or float dtype first)")
 
 
 maximum = binary_op(Maximum, "maximum", doc="elementwise max; ties share the gradient")
@@ -291,7 +306,7 @@ LogicalOr, logical_or = _comparison("LogicalOr", "logical_or")
 LogicalXor, logical_xor = _comparison("LogicalXor", "logical_xor")
 FloorDivide = type("FloorDivide", (Op,), {
     "differentiable": False, "__doc__": "Integer division rounding down (no gradient).",
-    "forward": staticmethod(lambda ctx, a, b: ctx.xp.floor_divide(*_int_checked(ctx, a, b, "floor_divide"))),
+    "forward": staticmethod(lambda ctx, a, b: ctx.xp.floor_divide(*_int_checked(ctx, a, b, "floor_divide", "div_floor"))),
 })
 
 
@@ -301,7 +316,7 @@ def kind_checked(ctx, a, b, op: str, kinds: str, what: str) -> tuple:
     a, b = _arr(a), _arr(b)
     dt = ctx.xp.result_type(a, b)
     if dt.kind not in kinds:
-        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{dtypes.scalar_name(dt)}\' '
+        raise NotImplementedError(f'"{op}_{ctx.device.type}" not implemented for \'{dtypes.scalar_name(dt)}\' '
                                   f"({op} takes {what}; shapes {list(np.shape(a))} and {list(np.shape(b))})")
     return a, b
 
@@ -350,7 +365,7 @@ def equal(a, b) -> bool:
 
 TruncDivide = type("TruncDivide", (Op,), {
     "differentiable": False, "__doc__": "Integer division rounding toward zero (no gradient).",
-    "forward": staticmethod(lambda ctx, a, b: _trunc_divide(ctx.xp, *_int_checked(ctx, a, b, "div"))),
+    "forward": staticmethod(lambda ctx, a, b: _trunc_divide(ctx.xp, *_int_checked(ctx, a, b, "div", "div_trunc"))),
 })
 
 
@@ -358,12 +373,13 @@ def _trunc_divide(xp, a, b):
     return xp.sign(a) * xp.sign(b) * (xp.abs(a) // xp.abs(b))
 
 
-def _int_checked(ctx, a, b, op: str) -> tuple:
-    """The arrays of an integer division's operands. A zero divisor is PyTorch's error there:
-    NumPy's answer, 0 with a warning, would be silently wrong (in floats it is inf or nan, as PyTorch).
-    A divisor array is checked with `raise_if`, which a GPU reads at its next sync, not here."""
+def _int_checked(ctx, a, b, op: str, kernel: str) -> tuple:
+    """The arrays of a rounding division's operands. Bools are PyTorch's NotImplementedError, naming its
+    `kernel` (NumPy computes in int8). A zero integer divisor is PyTorch's error: NumPy's answer, 0 with a
+    warning, would be silently wrong (in floats it is inf or nan, as PyTorch). A divisor array is checked
+    with `raise_if`, which a GPU reads at its next sync, not here."""
     xp = ctx.xp
-    a, b = _arr(a), _arr(b)
+    a, b = kind_checked(ctx, a, b, kernel, "iuf", "numbers, not bools")
     kind = xp.result_type(a, b)
     if kind.kind in "iu":
         error = lambda: RuntimeError(  # noqa: E731
@@ -638,6 +654,8 @@ def clamp(x, min=None, max=None):
     if x._data.dtype.kind == "f" and min.__class__ in _BOUNDS and max.__class__ in _BOUNDS:
         lo, hi = min, max  # numbers never widen a float tensor: nothing to promote
     else:
+        if x._data.dtype.kind in "iu":
+            min, max = _integer_bound(min, x._data.dtype), _integer_bound(max, x._data.dtype)
         x, lo, hi = promote(x, as_operand(min, "clamp") if min is not None else None,
                             as_operand(max, "clamp") if max is not None else None, op="clamp")
     try:
@@ -645,6 +663,17 @@ def clamp(x, min=None, max=None):
     except ValueError:
         shapes = [list(t._data.shape) for t in (x, lo, hi) if isinstance(t, TensorBase)]
         raise RuntimeError(f"clamp: input, min and max must be broadcastable to the input, got shapes {shapes}") from None
+
+
+def _integer_bound(value, npd):
+    """A Python int bound of an integer tensor's clamp, converted as PyTorch converts it: checked, with a
+    negative value wrapping into an unsigned dtype (clamp(min=-3) of a uint8 tensor is clamp(min=253))."""
+    if value.__class__ is not int:
+        return value
+    if not dtypes.holds(npd, value, value):
+        raise RuntimeError(f"clamp: value {value} cannot be converted to type {npd.name} without "
+                           f"overflow (the tensor's dtype)")
+    return value % (int(np.iinfo(npd).max) + 1) if value < 0 and npd.kind == "u" else value
 
 
 # ---------------------------------------------------------------- copies

@@ -455,9 +455,10 @@ class Poisson(Op):
 
 # ---------------------------------------------------------------- compositions (their gradients come from the ops)
 
+@tensor_args("x")
 def square(x):
-    """x * x, as torch.square (integers stay integers)."""
-    return mul(x, x)
+    """x * x, as torch.square (integers stay integers; bools give int64, as x ** 2 does)."""
+    return mul(x, x) if x._data.dtype.kind != "b" else ew.pow(x, 2)
 
 
 def reciprocal(x):
