@@ -344,7 +344,7 @@ def edge(t: TensorBase):
     if t._grad_fn is not None:
         return (t._grad_fn, t._output_nr)
     if t._requires_grad:
-        return (accumulator(t), 0)
+        return (t._accum or accumulator(t), 0)  # (made on first use: a call saved on every later edge)
     return None
 
 
