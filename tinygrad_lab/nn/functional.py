@@ -324,16 +324,15 @@ def _check_lambd(input, lambd: float, name: str) -> None:
 
 @tensor_args("input")
 def softshrink(input, lambd: float = 0.5):
-    """x - lambd above lambd, x + lambd below -lambd, 0 between (gradient 0 at ±lambd)."""
+    """x - lambd above lambd, x + lambd below -lambd, 0 between (gradient 0 at ±lambd; NaN stays NaN)."""
     _check_lambd(input, lambd, "softshrink")
-    return ew.where(ew.gt(input, lambd), ew.sub(input, lambd),
-                    ew.where(ew.lt(input, -lambd), ew.add(input, lambd), 0.0))
+    return ew.where(ew.le(ew.abs(input), lambd), 0.0, ew.sub(input, ew.mul(ew.sign(input), lambd)))
 
 
 @tensor_args("input")
 def hardshrink(input, lambd: float = 0.5):
-    """x where |x| > lambd, 0 elsewhere."""
-    return ew.where(ew.logical_or(ew.gt(input, lambd), ew.lt(input, -lambd)), input, 0.0)
+    """x where |x| > lambd, 0 elsewhere (NaN stays NaN)."""
+    return ew.where(ew.le(ew.abs(input), lambd), 0.0, input)
 
 
 def _threshold(x, threshold, value):

@@ -65,7 +65,8 @@ class Mul(Op):
 
 
 class Div(Op):
-    """a / b. Backward: d/da = g / b, d/db = -g * a / b**2 (summed back over broadcast dims)."""
+    """a / b. Backward: d/da = g / b, d/db = -g * (a / b) / b, which does not underflow to 0 / 0 where b**2
+    would (as PyTorch; summed back over broadcast dims)."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -77,7 +78,7 @@ class Div(Op):
         a, b = ctx.saved_tensors
         n = ctx.needs_input_grad
         ga = _unbroadcast(ctx, div(g, b), 0) if n[0] else None
-        gb = _unbroadcast(ctx, neg(div(mul(g, a), mul(b, b))), 1) if n[1] else None
+        gb = _unbroadcast(ctx, neg(mul(g, div(div(a, b), b))), 1) if n[1] else None
         return ga, gb
 
 
@@ -545,7 +546,8 @@ Sigmoid, sigmoid = _unary("Sigmoid", sigmoid_into, lambda x, out, g: mul(g, mul(
 
 
 class Relu(Op):
-    """max(x, 0). Backward: g where the output is > 0, else 0 (so 0 at x == 0, as PyTorch)."""
+    """max(x, 0). Backward: 0 where the output is <= 0, else g (so 0 at x == 0, and a NaN passes g on, as
+    PyTorch)."""
 
     @staticmethod
     def forward(ctx, x):
@@ -558,7 +560,7 @@ class Relu(Op):
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
         d = out._data
-        return Where.apply(constant(ctx, d > ctx.device.backend.zero(d.dtype)), g, 0.0)
+        return Where.apply(constant(ctx, d <= ctx.device.backend.zero(d.dtype)), 0.0, g)
 
 
 @tensor_args("x")
@@ -620,8 +622,8 @@ def round(x, decimals: int = 0):
 
 
 class Clamp(Op):
-    """min(max(x, lo), hi). The gradient goes to x where lo <= x <= hi, to lo where
-    x < lo and to hi where x > hi (as PyTorch); lo and hi may be numbers or tensors."""
+    """min(max(x, lo), hi). The gradient goes to x where lo <= x <= hi, to lo where x < lo and to hi
+    where x > hi, so nowhere where x or a bound is NaN (as PyTorch); lo and hi may be numbers or tensors."""
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -634,8 +636,7 @@ class Clamp(Op):
         below = x._data < _arr(lo) if lo is not None else None
         above = x._data > _arr(hi) if hi is not None else None
         n = ctx.needs_input_grad
-        outside = below if above is None else above if below is None else below | above
-        gx = _unbroadcast(ctx, Where.apply(constant(ctx, outside), 0.0, g), 0) if n[0] else None
+        gx = _unbroadcast(ctx, Where.apply(constant(ctx, _within(x._data, lo, hi)), g, 0.0), 0) if n[0] else None
         glo = _unbroadcast(ctx, Where.apply(constant(ctx, below), g, 0.0), 1) if n[1] else None
         if above is not None and below is not None:  # where x < lo the result is lo, even if lo > hi
             above = above & ~below
@@ -663,6 +664,14 @@ def clamp(x, min=None, max=None):
     except ValueError:
         shapes = [list(t._data.shape) for t in (x, lo, hi) if isinstance(t, TensorBase)]
         raise RuntimeError(f"clamp: input, min and max must be broadcastable to the input, got shapes {shapes}") from None
+
+
+def _within(d, lo, hi):
+    """lo <= d <= hi (False where any of them is NaN); an absent bound does not limit."""
+    inside = d >= _arr(lo) if lo is not None else None
+    if hi is not None:
+        inside = d <= _arr(hi) if inside is None else inside & (d <= _arr(hi))
+    return inside
 
 
 def _integer_bound(value, npd):

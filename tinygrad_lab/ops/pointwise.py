@@ -116,7 +116,8 @@ def ldexp(input, other):  # noqa: A002
 
 class Atan2(Op):
     """The angle of the point (b, a): atan(a / b) in the right quadrant.
-    Backward: d/da = g * b / (a**2 + b**2), d/db = -g * a / (a**2 + b**2)."""
+    Backward: d/da = g * b / (a**2 + b**2), d/db = -g * a / (a**2 + b**2), both 0 where a**2 + b**2 is 0
+    (at the origin, or underflowing: as PyTorch)."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -127,7 +128,8 @@ class Atan2(Op):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         n = ctx.needs_input_grad
-        scale = div(g, add(mul(a, a), mul(b, b)))
+        squares = add(mul(a, a), mul(b, b))
+        scale = ew.where(ew.eq(squares, 0), 0.0, div(g, squares))
         return (_unbroadcast(ctx, mul(scale, b), 0) if n[0] else None,
                 _unbroadcast(ctx, ew.neg(mul(scale, a)), 1) if n[1] else None)
 
@@ -188,20 +190,20 @@ class Fmod(Op):
 
 
 class LogAddExp(Op):
-    """log(e**a + e**b) without overflow. Backward: d/da = g * e**(a - out), d/db = g * e**(b - out)."""
+    """log(e**a + e**b) without overflow. Backward: d/da = g * sigmoid(a - b), d/db = g * sigmoid(b - a)
+    (= e**(a - out), e**(b - out); so where one of them is infinite the other's gradient is 0, not NaN)."""
 
     @staticmethod
     def forward(ctx, a, b):
-        out = ctx.xp.logaddexp(_arr(a), _arr(b))
-        ctx.save_for_backward(a, b, out)
-        return out
+        ctx.save_for_backward(a, b)
+        return ctx.xp.logaddexp(_arr(a), _arr(b))
 
     @staticmethod
     def backward(ctx, g):
-        a, b, out = ctx.saved_tensors
+        a, b = ctx.saved_tensors
         n = ctx.needs_input_grad
-        return (_unbroadcast(ctx, mul(g, ew.exp(sub(a, out))), 0) if n[0] else None,
-                _unbroadcast(ctx, mul(g, ew.exp(sub(b, out))), 1) if n[1] else None)
+        return (_unbroadcast(ctx, mul(g, ew.sigmoid(sub(a, b))), 0) if n[0] else None,
+                _unbroadcast(ctx, mul(g, ew.sigmoid(sub(b, a))), 1) if n[1] else None)
 
 
 atan2 = arctan2 = binary_op(Atan2, "atan2", min_category=dtypes.FLOAT, doc="atan(a / b) in the right quadrant")

@@ -1,6 +1,6 @@
-"""Special functions: erfc, erfinv, lgamma, digamma, polygamma, the modified Bessel functions i0, i1
-(and their scaled forms i0e, i1e), xlogy, xlog1py, the regularized incomplete gamma functions igamma and
-igammac, sinc and logit.
+"""Special functions: erfc, erfinv, lgamma, digamma, entr, the normal distribution's ndtri and log_ndtr,
+polygamma, the modified Bessel functions i0, i1 (and their scaled forms i0e, i1e), xlogy, xlog1py, the
+regularized incomplete gamma functions igamma and igammac, sinc and logit.
 
 NumPy has none of them: each forward calls the backend's special function (SciPy's on the CPU,
 CuPy's on a GPU: `backend.special(name)`), and casts its result back to the input's dtype.
@@ -16,9 +16,11 @@ from ..autograd.tensor_base import TensorBase
 from . import elementwise as ew
 from .elementwise import _arr, _unbroadcast, add, div, mul, sub
 from .op import Op, constant
-from .promotion import as_float, binary_op, cast
+from .promotion import as_float, binary_op
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_LOG_SQRT_2PI = math.log(_SQRT_2PI)
 
 
 def _special(name: str, function: str, grad, doc: str, saves: str = "x"):
@@ -55,6 +57,15 @@ Lgamma, lgamma = _special("Lgamma", "gammaln", lambda x, g: mul(g, digamma(x)),
                           "log |Gamma(x)|. Backward: g * digamma(x)")
 Digamma, digamma = _special("Digamma", "psi", lambda x, g: mul(g, polygamma(1, x)),
                             "digamma(x) = d/dx log Gamma(x). Backward: g * polygamma(1, x)")
+Entr, entr = _special("Entr", "entr", lambda x, g: mul(g, ew.neg(add(ew.log(x), 1.0))),
+                      "-x log x (0 at 0, -inf below 0). Backward: -g * (log x + 1): +inf at 0, NaN below 0")
+Ndtri, ndtri = _special("Ndtri", "ndtri", lambda out, g: mul(g, mul(ew.exp(mul(mul(out, out), 0.5)), _SQRT_2PI)),
+                        "the standard normal quantile, the inverse of ndtr (accurate for p near 0, where "
+                        "sqrt 2 * erfinv(2p - 1) is not). Backward: g * sqrt(2 pi) * exp(out**2 / 2)", saves="out")
+LogNdtr, log_ndtr = _special(
+    "LogNdtr", "log_ndtr", lambda x, g: mul(g, ew.exp(sub(sub(mul(mul(x, x), -0.5), log_ndtr(x)), _LOG_SQRT_2PI))),
+    "log of the standard normal CDF, accurate far into the left tail (log_ndtr(-100) = -5005.5, where the CDF "
+    "underflows). Backward: g * pdf(x) / cdf(x), computed as exp(-x**2 / 2 - log_ndtr(x)) / sqrt(2 pi)")
 
 
 # ---------------------------------------------------------------- modified Bessel functions of the first kind
@@ -119,9 +130,11 @@ def mvlgamma(x, p: int):
 
 class Xlogy(Op):
     """x * log(y), and 0 where x == 0 (unless y is NaN), so 0 * log(0) counts as 0.
-    Backward: d/dx = g * log(y), 0 where x == 0; d/dy = g * x / y."""
+    Backward: d/dx = g * log(y), but 0 where x == 0 and log(y) is not finite (y <= 0); d/dy = g * x / y
+    (as PyTorch)."""
 
     function = "xlogy"
+    pole = 0.0  # where log(y) is -inf (and below it NaN)
 
     @classmethod
     def forward(cls, ctx, x, y):
@@ -135,16 +148,19 @@ class Xlogy(Op):
         x, y = ctx.saved_tensors
         n = ctx.needs_input_grad
         fn = xlogy if cls.function == "xlogy" else xlog1py
-        gx = _unbroadcast(ctx, mul(g, fn(cast(ew.ne(x, 0), g._data.dtype), y)), 0) if n[0] else None
+        at_pole = ew.le(y, cls.pole) if isinstance(y, TensorBase) else bool(y <= cls.pole)
+        masked = ew.logical_and(ew.eq(x, 0), at_pole)
+        gx = _unbroadcast(ctx, ew.where(masked, 0.0, fn(g, y)), 0) if n[0] else None
         gy = _unbroadcast(ctx, mul(g, div(x, y if cls.function == "xlogy" else add(y, 1))), 1) if n[1] else None
         return gx, gy
 
 
 class Xlog1py(Xlogy):
     """x * log(1 + y), and 0 where x == 0 (unless y is NaN).
-    Backward: d/dx = g * log1p(y), 0 where x == 0; d/dy = g * x / (1 + y)."""
+    Backward: d/dx = g * log1p(y), but 0 where x == 0 and y <= -1; d/dy = g * x / (1 + y)."""
 
     function = "xlog1py"
+    pole = -1.0
 
 
 xlogy = binary_op(Xlogy, "xlogy", min_category=dtypes.FLOAT, doc="x * log(y), 0 where x == 0")
@@ -225,8 +241,25 @@ def sinc(x):
     return Sinc.apply(as_float(x))
 
 
+class Logit(Op):
+    """log(x / (1 - x)), of x clamped to [eps, 1 - eps] when eps is given. Backward: g / (x (1 - x)):
+    infinite at 0 and 1, NaN outside [0, 1] (no eps) or 0 outside [eps, 1 - eps] (as PyTorch)."""
+
+    @staticmethod
+    def forward(ctx, x, eps):
+        ctx.save_for_backward(x)
+        ctx.eps = eps
+        z = x._data if eps is None else x._data.clip(eps, 1.0 - eps)
+        return ctx.xp.log(z / (1.0 - z))
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        lo, hi, outside = (0.0, 1.0, math.nan) if ctx.eps is None else (ctx.eps, 1.0 - ctx.eps, 0.0)
+        return ew.where(ew.logical_or(ew.lt(x, lo), ew.gt(x, hi)), outside, div(g, mul(x, sub(1.0, x)))), None
+
+
 def logit(x, eps: float | None = None):
     """log(x / (1 - x)), as torch.logit; with eps, x is clamped to [eps, 1 - eps] first (and the
     gradient is 0 outside that interval)."""
-    z = as_float(x) if eps is None else ew.clamp(as_float(x), eps, 1.0 - eps)
-    return ew.log(div(z, sub(1.0, z)))
+    return Logit.apply(as_float(x), eps)
