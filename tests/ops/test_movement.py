@@ -148,6 +148,37 @@ def test_view_error_suggests_reshape_and_reshape_works():
     assert x.contiguous().view(6).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
 
 
+STRIDED_RESHAPES = {  # (the tensor, the new shape): views where PyTorch's strides allow one, copies elsewhere
+    "every other column, merged": (lambda m: m.arange(24.0).reshape(2, 3, 4)[..., ::2], (12,)),
+    "every other column, rows merged": (lambda m: m.arange(24.0).reshape(2, 3, 4)[..., ::2], (6, 2)),
+    "first columns, rows merged": (lambda m: m.arange(24.0).reshape(2, 3, 4)[:, :, :2], (6, 2)),
+    "first columns, flattened": (lambda m: m.arange(24.0).reshape(2, 3, 4)[:, :, :2], (12,)),
+    "transpose, flattened": (lambda m: m.arange(6.0).reshape(2, 3).t(), (6,)),
+    "transpose, split": (lambda m: m.arange(6.0).reshape(2, 3).t(), (3, 2, 1)),
+}
+
+
+@pytest.mark.parametrize("make, shape", STRIDED_RESHAPES.values(), ids=STRIDED_RESHAPES.keys())
+def test_reshape_and_view_of_strided_tensors_as_pytorch(make, shape, torch):
+    """reshape of a non-contiguous tensor is a view where the strides allow one and a copy elsewhere, and view
+    refuses exactly where reshape copies, as in PyTorch; a copy is no view (it may be changed in place while
+    recording) and both carry the gradient back."""
+    def run(lib):
+        x = make(lib).detach().requires_grad_()  # a strided leaf
+        out = x.reshape(shape)
+        viewed = out._base is not None
+        if not viewed:
+            with pytest.raises(RuntimeError, match="reshape"):
+                x.view(shape)
+            out.mul_(2)  # a copy: changed in place while recording (a view of a leaf would be refused)
+        else:
+            assert x.view(shape).tolist() == out.tolist()
+        (out * lib.arange(float(out.numel())).reshape(shape)).sum().backward()
+        return viewed, out.tolist(), x.grad.tolist()
+
+    assert run(tl) == run(torch)
+
+
 # ---------------------------------------------------------------- views and contiguity
 
 CONTIGUITY = {

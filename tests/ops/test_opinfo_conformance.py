@@ -83,17 +83,22 @@ def _covered():
 
 # ---------------------------------------------------------------- samples in both libraries
 
-def convert(obj, pairs: list):
+def convert(obj, pairs: list, strided: bool = False):
     """obj (a sample's input, args or kwargs) with every torch object replaced by ours; the
     (torch leaf, our leaf) pairs of tensors that require grad are appended to `pairs`. A tensor that
-    appears twice (KLDivLoss(x, x)) becomes one tensor of ours, so that its gradient is the total."""
+    appears twice (KLDivLoss(x, x)) becomes one tensor of ours, so that its gradient is the total.
+    `strided`: each tensor of more than one element becomes every other number of a wider array (the
+    same values, not contiguous), as PyTorch's noncontiguous samples."""
     if isinstance(obj, torch.Tensor):
         for t, ours in pairs:
             if t is obj:
                 return ours
         if obj.layout != torch.strided or obj.is_complex() or str(obj.dtype).rsplit(".", 1)[-1] not in _SUPPORTED:
             raise Unsupported(f"tensor of {obj.dtype} ({obj.layout})")
-        ours = tl.tensor(obj.detach().numpy().copy(), requires_grad=obj.requires_grad)
+        arr = obj.detach().numpy().copy()
+        if strided and arr.size > 1:
+            arr = np.repeat(arr, 2, axis=-1)[..., ::2]
+        ours = tl.from_numpy(arr).requires_grad_(obj.requires_grad)
         if obj.requires_grad:
             pairs.append((obj, ours))
         return ours
@@ -111,9 +116,9 @@ def convert(obj, pairs: list):
     if isinstance(obj, (torch.memory_format, torch.layout)):
         raise Unsupported(f"argument {obj}")
     if isinstance(obj, (list, tuple)):
-        return type(obj)(convert(o, pairs) for o in obj) if not hasattr(obj, "_fields") else obj
+        return type(obj)(convert(o, pairs, strided) for o in obj) if not hasattr(obj, "_fields") else obj
     if isinstance(obj, dict):
-        return {k: convert(v, pairs) for k, v in obj.items()}
+        return {k: convert(v, pairs, strided) for k, v in obj.items()}
     return obj
 
 
@@ -250,15 +255,15 @@ def _skip_reason(info, sample):
 
 # ---------------------------------------------------------------- the test
 
-def _run_sample(info, ours, sample, dtype: str, rng) -> str:
+def _run_sample(info, ours, sample, dtype: str, rng, strided: bool = False) -> str:
     """Run one sample in both libraries and compare; the outcome ('ran', or why it was skipped)."""
     reason = _skip_reason(info, sample)
     if reason:
         return reason
     pairs = []
     try:
-        args = convert((sample.input,) + tuple(sample.args), pairs)
-        kwargs = convert(dict(sample.kwargs), pairs)
+        args = convert((sample.input,) + tuple(sample.args), pairs, strided)
+        kwargs = convert(dict(sample.kwargs), pairs, strided)
     except Unsupported as e:
         return f"unsupported: {e}"
     want = info.op(sample.input, *sample.args, **sample.kwargs)
@@ -268,7 +273,7 @@ def _run_sample(info, ours, sample, dtype: str, rng) -> str:
     random = info.name in RANDOM
     for i, (g, w) in enumerate(zip(gots, wants)):
         assert_same(g, w, dtype, f"output {i}", values=not random)
-    if info.name not in ALIASING_GAPS:
+    if info.name not in ALIASING_GAPS and not strided:  # (a reshape of a strided input may have to copy)
         assert_same_aliasing(gots, wants, flatten(args), flatten((sample.input,) + tuple(sample.args)))
     if info.supports_autograd and pairs and not random:
         _compare_gradients(sample, want, got, pairs, dtype, rng)
@@ -330,6 +335,17 @@ def _gap_marks(info, dtype: str) -> list:
 
 @pytest.mark.parametrize("info, dtype", _cases())
 def test_matches_pytorch_on_its_samples(info, dtype):
+    _run_samples(info, dtype)
+
+
+@pytest.mark.parametrize("info, dtype", [case for case in _cases() if case.values[1] == "float64"])
+def test_matches_pytorch_on_noncontiguous_inputs(info, dtype):
+    """The same samples with every tensor argument made non-contiguous (strides of 2 in its last dim), as
+    PyTorch's own noncontiguous sample variants: what assumes C order (a fast path, a view) shows up here."""
+    _run_samples(info, dtype, strided=True)
+
+
+def _run_samples(info, dtype: str, strided: bool = False) -> None:
     ours = resolve(info)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -338,7 +354,7 @@ def test_matches_pytorch_on_its_samples(info, dtype):
     outcomes = []
     for k, sample in enumerate(samples):
         try:
-            outcomes.append(_run_sample(info, ours, sample, dtype, rng))
+            outcomes.append(_run_sample(info, ours, sample, dtype, rng, strided))
         except AssertionError as e:
             raise AssertionError(f"sample {k} ({sample.summary() if hasattr(sample, 'summary') else sample}): "
                                  f"{e}") from None

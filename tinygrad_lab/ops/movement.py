@@ -36,6 +36,13 @@ class Reshape(Op):
         return Reshape.apply(g, ctx.input_shapes[0]), None
 
 
+class ReshapeCopy(Reshape):
+    """Reshape where the input's strides allow no view (a transposed matrix flattened): the elements in a
+    new array, as PyTorch's reshape copies there. Backward: reshape the gradient to the input shape."""
+
+    is_view = False
+
+
 class View(Reshape):
     """Reshape recorded under view()'s name (a view). Backward: reshape the gradient to the input shape."""
 
@@ -80,18 +87,24 @@ def reshape(x, *shape):
 
 
 def _reshape(x, shape: tuple, fn: type):
-    """reshape's work, recorded as op `fn` (Reshape, View, Squeeze, Flatten)."""
+    """reshape's work, recorded as op `fn` (Reshape, View, Flatten): a view of x, or, where x's strides allow
+    none (a transposed matrix flattened), a copy (ReshapeCopy), as PyTorch's reshape (view refuses)."""
     shape = _infer_shape(shape_arg(shape), x._data.size, "reshape")
-    return x if shape == x._data.shape else fn.apply(x, shape)
+    if shape == x._data.shape:
+        return x
+    if not x._data.flags.c_contiguous and not x._device.backend.xp.may_share_memory(x._data.reshape(shape), x._data):
+        if fn is View:
+            raise RuntimeError(f"view size is not compatible with input tensor's size and stride (at least one "
+                               f"dimension spans across two contiguous subspaces): a tensor of shape "
+                               f"{list(x._data.shape)} viewed as {list(shape)}. Use .reshape(...) instead.")
+        fn = ReshapeCopy
+    return fn.apply(x, shape)
 
 
 @tensor_args("x")
 def view(x, *shape):
-    """Reshape without copying; like PyTorch, refuses non-contiguous tensors (use reshape)."""
-    if not x._data.flags.c_contiguous:
-        raise RuntimeError(f"view size is not compatible with input tensor's size and stride (at least one dimension "
-                           f"spans across two contiguous subspaces) for a tensor of shape {list(x._data.shape)}. "
-                           f"Use .reshape(...) instead.")
+    """Reshape without copying, as PyTorch: a non-contiguous tensor only where its strides allow the new
+    shape (x[:, ::2].view(-1) does; x.t().view(-1) is refused: use reshape)."""
     return _reshape(x, shape, View)
 
 
