@@ -318,3 +318,27 @@ def test_cov_warns_when_degrees_of_freedom_run_out():
     with pytest.warns(UserWarning, match="degrees of freedom"):
         out = tl.cov(t64(X[:, :2]), correction=2)
     assert np.isinf(out.numpy()).all()
+
+
+NAN_ROWS = [[float("nan"), 1.0, 2.0, 3.0], [1.0, float("nan"), 5.0, 4.0], [4.0, 3.0, 2.0, 1.0]]
+ORDER_STATISTICS = {  # each with NaN among the values (no ties among the numbers, so the indices are defined)
+    **{f"kthvalue k={k}": (lambda m, k=k: m.kthvalue(m.tensor(NAN_ROWS), k, 1)) for k in (1, 2, 3, 4)},
+    "median": lambda m: m.median(m.tensor(NAN_ROWS), 1),
+    "nanmedian": lambda m: m.nanmedian(m.tensor(NAN_ROWS), 1),
+    "sort": lambda m: m.sort(m.tensor(NAN_ROWS), 1),
+    "sort descending": lambda m: m.sort(m.tensor(NAN_ROWS), 1, descending=True),
+    "topk": lambda m: m.topk(m.tensor(NAN_ROWS), 2, 1),
+    "max": lambda m: m.max(m.tensor(NAN_ROWS), 1),
+    "argmin": lambda m: m.argmin(m.tensor(NAN_ROWS), 1),
+}
+
+
+@pytest.mark.parametrize("op", ORDER_STATISTICS.values(), ids=ORDER_STATISTICS.keys())
+def test_order_statistics_place_nan_as_pytorch(op, torch):
+    """NaN is larger than every number for kthvalue, sort and topk, wins for median, max and argmin, and is left
+    out by nanmedian, as in PyTorch (kthvalue returned the NaN, as median does)."""
+    def run(m):
+        out = op(m)
+        return [t.tolist() for t in (out if isinstance(out, tuple) else (out,))]
+
+    assert str(run(tl)) == str(run(torch))

@@ -111,11 +111,12 @@ def _kth(x, k, dim, keepdim: bool, nan_wins: bool) -> ValuesIndices:
 
 
 def kthvalue(x, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
-    """(values, indices) of the k-th smallest element along dim (k from 1), as torch.kthvalue."""
+    """(values, indices) of the k-th smallest element along dim (k from 1), as torch.kthvalue: NaN counts as
+    larger than every number (unlike median's, a NaN does not win)."""
     x1 = x if x._data.ndim else mv.reshape(x, (1,))
     d = normalize_dim(dim, x._data.ndim, "kthvalue")
     _check_k(k, x1._data.shape[d], "kthvalue", low=1)
-    return _squeeze_0d(_kth(x1, k - 1, d, keepdim, nan_wins=True), x)
+    return _squeeze_0d(_kth(x1, k - 1, d, keepdim, nan_wins=False), x)
 
 
 def median(x, dim: int | None = None, keepdim: bool = False):
