@@ -1433,7 +1433,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     if len(shape) < 2 or shape[1] % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(shape)} and num_groups={num_groups}")
-    grouped = mv.reshape(input, (shape[0], num_groups, -1))
+    grouped = mv.reshape(input, (shape[0], num_groups, math.prod(shape[1:]) // num_groups))  # (no -1: N may be 0)
     out, _, _ = norm.normalize_over(grouped, (2,), eps)
     return norm.affine(mv.reshape(out, shape), weight, bias, len(shape))
 

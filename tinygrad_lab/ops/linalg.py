@@ -279,10 +279,11 @@ def einsum(equation: str, *operands):
     sizes = {}
     for s, t in zip(subs, operands):
         for letter, n in zip(s, t._data.shape):
-            if sizes.get(letter, 1) not in (1, n) and n != 1:
+            have = sizes.get(letter, 1)
+            if have != n and 1 not in (have, n):
                 raise RuntimeError(f"einsum(): operands do not broadcast: subscript {letter} has size {n} for one "
-                                   f"operand and {sizes[letter]} for another (equation {equation!r})")
-            sizes[letter] = max(sizes.get(letter, 1), n)
+                                   f"operand and {have} for another (equation {equation!r})")
+            sizes[letter] = n if have == 1 else have  # a size 1 stretches to the other (which may be 0)
     operands = [broadcast.expand(t, tuple(sizes[c] for c in s)) for s, t in zip(subs, operands)]
     return Einsum.apply(",".join(subs) + "->" + output, *operands)
 

@@ -71,6 +71,9 @@ def _infer_shape(shape: tuple, numel: int, op: str) -> tuple:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
     if inferred:
         known = -math.prod(shape)  # the product of the other sizes
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                               f"unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         i = shape.index(-1)
