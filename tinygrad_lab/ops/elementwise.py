@@ -546,8 +546,8 @@ Sigmoid, sigmoid = _unary("Sigmoid", sigmoid_into, lambda x, out, g: mul(g, mul(
 
 
 class Relu(Op):
-    """max(x, 0). Backward: 0 where the output is <= 0, else g (so 0 at x == 0, and a NaN passes g on, as
-    PyTorch)."""
+    """max(x, 0). Backward: g where the output is not 0 (it is positive, or NaN), else 0: so 0 at x == 0, and
+    a NaN passes g on, as PyTorch."""
 
     @staticmethod
     def forward(ctx, x):
@@ -560,7 +560,7 @@ class Relu(Op):
     def backward(ctx, g):
         (out,) = ctx.saved_tensors
         d = out._data
-        return Where.apply(constant(ctx, d <= ctx.device.backend.zero(d.dtype)), 0.0, g)
+        return Where.apply(constant(ctx, d != ctx.device.backend.zero(d.dtype)), g, 0.0)
 
 
 @tensor_args("x")
@@ -633,10 +633,12 @@ class Clamp(Op):
     @staticmethod
     def backward(ctx, g):
         x, lo, hi = ctx.saved_tensors
-        below = x._data < _arr(lo) if lo is not None else None
-        above = x._data > _arr(hi) if hi is not None else None
-        n = ctx.needs_input_grad
-        gx = _unbroadcast(ctx, Where.apply(constant(ctx, _within(x._data, lo, hi)), g, 0.0), 0) if n[0] else None
+        d, n = x._data, ctx.needs_input_grad
+        gx = _unbroadcast(ctx, Where.apply(constant(ctx, _within(d, lo, hi)), g, 0.0), 0) if n[0] else None
+        if not (n[1] or n[2]):  # bounds that are numbers, or need no gradient
+            return gx, None, None
+        below = d < _arr(lo) if lo is not None else None
+        above = d > _arr(hi) if hi is not None else None
         glo = _unbroadcast(ctx, Where.apply(constant(ctx, below), g, 0.0), 1) if n[1] else None
         if above is not None and below is not None:  # where x < lo the result is lo, even if lo > hi
             above = above & ~below
