@@ -472,6 +472,7 @@ class Tensor(TensorBase):
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+    subtract_, multiply_, divide_, true_divide_ = sub_, mul_, div_, div_
 
     def __ifloordiv__(self, other): return ip.inplace(self, "floor_divide_", Tensor.__floordiv__, other)  # noqa: E704
     def __imod__(self, other): return ip.inplace(self, "remainder_", ew.remainder, other)  # noqa: E704
@@ -643,6 +644,17 @@ class Tensor(TensorBase):
         ("greater_equal", ew.ge), ("less", ew.lt), ("less_equal", ew.le), ("not_equal", ew.ne), ("ldexp", pw.ldexp),
         ("i0", sp.i0), ("igamma", sp.igamma), ("igammac", sp.igammac), ("renorm", dc.renorm),
         ("index_reduce", sct.index_reduce)))
+    multiply, subtract, true_divide, cross, mvlgamma = ew.mul, ew.sub, ew.div, dc.cross, sp.mvlgamma
+    floor_divide, floor_divide_, clip_, fix_, negative_, sgn_ = (
+        lambda self, other: ew.div(self, other, rounding_mode="floor"), __ifloordiv__, clamp_, trunc_, neg_, sign_)
+    ndimension = dim
+    output_nr = property(lambda self: self._output_nr)
+    is_signed = lambda self: self._data.dtype.kind in "if"  # noqa: E731
+    is_same_size = lambda self, other: self._data.shape == other._data.shape  # noqa: E731
+    get_device = lambda self: self._device.index if self._device.type != "cpu" else -1  # noqa: E731
+    is_inference = is_pinned = lambda self: False  # noqa: E731 (no inference mode tensors, no pinned host memory)
+    pin_memory = lambda self, device=None: self  # noqa: E731 (CuPy copies from any host memory)
+    split_with_sizes = lambda self, split_sizes, dim=0: mv.split(self, list(split_sizes), dim)  # noqa: E731
     is_nonzero, isreal, is_complex, is_conj, is_neg = pw.is_nonzero, pw.isreal, pw.is_complex, pw.is_conj, pw.is_neg
     conj, resolve_conj, resolve_neg = pw.conj, pw.resolve_conj, pw.resolve_neg
     real, imag = property(pw.real), property(pw.imag)  # attributes in PyTorch, as here
@@ -664,5 +676,13 @@ class Tensor(TensorBase):
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         return creation.empty(*size, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
 
+
+# the in-place form of more ops, each computed out of place and written back by ops/inplace.py, which
+# refuses what PyTorch refuses (an integer tensor's sqrt_, an in-place op on a leaf that requires grad)
+for _name in ("acos", "acosh", "arccos", "arccosh", "asin", "asinh", "arcsin", "arcsinh", "atan", "atanh", "arctan",
+              "arctanh", "cosh", "sinh", "erf", "erfc", "erfinv", "exp2", "expm1", "frac", "digamma", "lgamma", "log10",
+              "log2", "logit", "rsqrt", "sinc", "reciprocal", "deg2rad", "rad2deg", "xlogy", "atan2", "arctan2",
+              "copysign", "hypot", "float_power", "polygamma", "mvlgamma", "cumsum", "cumprod"):
+    setattr(Tensor, f"{_name}_", _inplace(f"{_name}_", getattr(Tensor, _name)))
 
 set_tensor_class(Tensor)

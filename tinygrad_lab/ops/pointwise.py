@@ -65,7 +65,8 @@ Frac, _frac = _unary("Frac", lambda xp, x: x - xp.trunc(x), lambda x, out, g: g,
 def frac(x):
     """x - trunc(x), as torch.frac (float tensors only, as PyTorch)."""
     if x._data.dtype.kind != "f":
-        raise RuntimeError(f'"frac_cpu" not implemented for \'{x.dtype}\' (input of shape {list(x._data.shape)})')
+        raise NotImplementedError(f'"frac_{x._device.type}" not implemented for \'{dtypes.scalar_name(x._data.dtype)}\' '
+                                  f'(input of shape {list(x._data.shape)}; frac takes floating point tensors)')
     return _frac(x)
 
 
