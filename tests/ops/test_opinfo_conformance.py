@@ -235,7 +235,6 @@ KNOWN_GAPS = {
     "linalg.pinv.singular": "the gradient at rank-deficient matrices differs from PyTorch's formula",
     "linalg.pinv.hermitian": "hermitian=True: the gradient goes to the lower triangle only",
     "nn.functional.scaled_dot_product_attention": "a sample with dropout_p > 0 draws another mask than PyTorch's",
-    "nn.functional.group_norm": "an empty batch is refused",
 }
 
 # Ops whose result shares memory with an input where PyTorch's does not, or the other way round, on purpose

@@ -529,6 +529,10 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
                 raise AssertionError("Padding_idx must be within num_embeddings")
             padding_idx += n
     idx = input._data
+    if input._device is not weight._device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                           f"{weight._device} and {input._device}! (embedding: the indices must be on the weight's "
+                           f"device)")
     if idx.size:  # read at once on the CPU, at the next sync on a GPU (no stall per lookup)
         dev = input._device
         dev.backend.raise_if((idx.min() < 0) | (idx.max() >= n), lambda: IndexError(
@@ -536,7 +540,7 @@ def embedding(input, weight, padding_idx: int | None = None, max_norm: float | N
             f"into a weight of {n} rows"), dev.index or 0)
     if max_norm is not None:
         _embedding_renorm_(weight, idx, float(max_norm), float(norm_type))
-    out = ix.getitem(weight, input)
+    out = ix.getitem(weight, (idx,), _converted=False)  # the rows: a new tensor, a 0-d index's too (as PyTorch)
     if padding_idx is not None and out._requires_grad:
         # same values, but the rows picked by padding_idx take their value from a detached copy: no gradient
         keep = ew.ne(mv.unsqueeze(input, -1), padding_idx)

@@ -77,11 +77,11 @@ def getitem(x, key, _converted=None):
     if _converted is None:
         key, basic = to_key(x, key)
         if not basic:
-            split = _split_ints(key)
-            if split is not None:
-                return Index.apply(BasicIndex.apply(x, split[0], True), split[1], False)
+            key = in_pytorch_order(key)
     else:
         basic = _converted
+    if key.__class__ is SplitKey:  # two steps: a view by the ints, slices and new dims, then the advanced indices
+        return Index.apply(BasicIndex.apply(x, key.first, True), key.rest, False)
     return (BasicIndex if basic else Index).apply(x, key, basic)
 
 
@@ -92,14 +92,15 @@ class IndexPut(Op):
     def forward(ctx, x, value, key):
         ctx.key = key
         out = x._data.copy()
+        target, key = (out[as_view_key(key.first)], key.rest) if key.__class__ is SplitKey else (out, key)
         try:  # repeated positions keep the last value on every backend (CuPy's own choice is undefined)
-            ctx.device.backend.index_put(out, key, value._data if isinstance(value, TensorBase) else value)
+            ctx.device.backend.index_put(target, key, value._data if isinstance(value, TensorBase) else value)
         except IndexError as e:
             raise _index_error(x, key, e) from None
         except ValueError:
             vs = list(value._data.shape) if isinstance(value, TensorBase) else []
             raise RuntimeError(f"shape mismatch: value tensor of shape {vs} cannot be broadcast to indexing result "
-                               f"of shape {list(x._data[key].shape)}") from None
+                               f"of shape {list(target[key].shape)}") from None
         return out
 
     @staticmethod
@@ -112,7 +113,9 @@ class IndexPut(Op):
 
 def index_put(x, key, value):
     """x with x[key] = value, out of place and differentiable in x and value."""
-    key, _ = to_key(x, key)
+    key, basic = to_key(x, key)
+    if not basic:
+        key = in_pytorch_order(key)
     if isinstance(value, TensorBase) and value._data.dtype != x._data.dtype:
         value = cast(value, x._data.dtype)
     return IndexPut.apply(x, value, key)
@@ -228,7 +231,7 @@ def _check_bounds(x, parts: tuple) -> None:
 def _key_part(x, k):
     """One part of an index for x's backend: an int, slice, None or Ellipsis as it is, anything else
     as an integer or bool array on x's device (an advanced index)."""
-    if isinstance(k, bool):  # x[True] adds a dim, as in NumPy and PyTorch
+    if isinstance(k, bool):  # x[True] adds a dim, as in NumPy and PyTorch (in_pytorch_order says where)
         return x._device.backend.xp.asarray(k)
     if isinstance(k, _BASIC):
         return k
@@ -255,7 +258,7 @@ def _key_part(x, k):
     if arr.dtype not in INDEX_DTYPES and arr.dtype != np.bool_:
         raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors, got "
                          f"{dtypes.scalar_name(arr.dtype)}")
-    return arr
+    return int(arr) if arr.ndim == 0 and arr.dtype != np.bool_ else arr  # a 0-d index is an int, as in PyTorch
 
 
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))  # of index tensors, as PyTorch takes them
@@ -279,15 +282,50 @@ def _index_error(x, key, err):
     return IndexError(f"{mask}{said} (indexing a tensor of shape {list(x._data.shape)})")
 
 
-def _split_ints(key: tuple):
-    """PyTorch applies integer indices before advanced ones (NumPy counts them as advanced,
-    which moves dims): the key as (basic part with the ints, the rest), or None. A 0-d index (x[True, 0],
-    x[t, 0] with a 0-d t) moves no dims, and NumPy's own order is PyTorch's: None."""
-    has_int = any(isinstance(k, int) for k in key)
-    has_array = any(not isinstance(k, _BASIC) and k.ndim for k in key)
-    if not (has_int and has_array):
-        return None
-    first = tuple(k if isinstance(k, _BASIC) else slice(None) for k in key)
-    rest = tuple(Ellipsis if k is Ellipsis else slice(None) if isinstance(k, (slice, type(None))) else k
-                 for k in key if not isinstance(k, int))
-    return first, rest
+def refuse_dtype_mismatch(x, values) -> None:
+    """PyTorch's error for index_put's values of another dtype than x. Deviation: x[key] = values casts the values
+    for every key (PyTorch refuses some advanced keys, x[mask] = v, and casts for others)."""
+    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                       f"{dtypes.scalar_name(x._data.dtype)} for the destination and "
+                       f"{dtypes.scalar_name(values._data.dtype)} for the source (cast the values with .to(x.dtype))")
+
+
+class SplitKey:
+    """An advanced key as PyTorch applies it, in two steps: `first`, the basic part (ints, slices, None, and a new
+    dim for each bool), which gives a view, then `rest`, the advanced indices on that view's dims."""
+
+    __slots__ = ("first", "rest")
+
+    def __init__(self, first: tuple, rest: tuple):
+        self.first, self.rest = first, rest
+
+
+def in_pytorch_order(key: tuple):
+    """The advanced key as PyTorch reads it. PyTorch applies ints (selecting) and a bool (a new dim, indexed by
+    [0] for True, [] for False) in place, then the advanced indices; NumPy counts ints and bools as advanced
+    indices too, which moves dims where they are apart (x[3, :, [0, 1]] is (5, 2) in PyTorch, (2, 5) in NumPy,
+    for x of shape (4, 5, 6)). Such a key becomes a SplitKey; one of arrays, slices, None and ... only (NumPy's
+    order is then PyTorch's) is kept as it is."""
+    flags = [(isinstance(k, int), not isinstance(k, _BASIC) and k.ndim == 0) for k in key]  # (an int, a bool)
+    if not any(i or b for i, b in flags):
+        return key
+    first = tuple(None if b else k if isinstance(k, _BASIC) else (slice(None),) * _width(k)
+                  for k, (i, b) in zip(key, flags))
+    rest = tuple(_as_index(k) if b else k if not isinstance(k, _BASIC) else Ellipsis if k is Ellipsis
+                 else slice(None) for k, (i, b) in zip(key, flags) if not i)
+    return SplitKey(_flat(first), rest)
+
+
+def _width(k) -> int:
+    """The dims an advanced index consumes: a bool mask its own, an integer array one."""
+    return k.ndim if k.dtype == np.bool_ else 1
+
+
+def _as_index(flag):
+    """A bool's index of the dim it added: [0] for True (keep it), [] for False (an empty dim)."""
+    return flag.reshape(1).nonzero()[0]
+
+
+def _flat(parts: tuple) -> tuple:
+    """parts with the tuples among them spliced in."""
+    return tuple(p for part in parts for p in (part if isinstance(part, tuple) else (part,)))

@@ -91,9 +91,7 @@ def index_put(x, indices, values, accumulate: bool = False):
         what = "a tuple with other values" if isinstance(indices, (tuple, list)) else type(indices).__name__
         raise TypeError(f"index_put(): argument 'indices' must be a tuple of Tensors, not {what}")
     if values._data.dtype != x._data.dtype:
-        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                           f"{dtypes.scalar_name(x._data.dtype)} for the destination and "
-                           f"{dtypes.scalar_name(values._data.dtype)} for the source.")
+        ix.refuse_dtype_mismatch(x, values)
     if not accumulate:
         return ix.index_put(x, tuple(indices), values)
     key, _ = ix.to_key(x, tuple(indices))
@@ -427,7 +425,7 @@ def take(x, index):
         raise RuntimeError(f"take(): Expected a long tensor for index, but got {dtypes.scalar_name(index._data.dtype)}")
     flat = mv.reshape(x, (-1,))
     _check_bounds(index, flat._data.shape[0], "take", 0, negative_ok=True)
-    return getitem(flat, (index,))
+    return getitem(flat, (index._data,), _converted=False)  # an advanced key even for a 0-d index: a new tensor
 
 
 def take_along_dim(x, indices, dim: int | None = None):

@@ -109,7 +109,7 @@ class MultiheadAttention(Module):
                                "method `generate_square_subsequent_mask` to create this mask.")
         out, weights = self._attend(query, key, value, key_padding_mask, attn_mask)
         if need_weights:
-            weights = weights.reshape(query.shape[1], self.num_heads, query.shape[0], key.shape[0])
+            weights = weights.reshape(query.shape[1], self.num_heads, query.shape[0], weights.shape[-1])
             weights = weights.mean(1) if average_attn_weights else weights
         if self.batch_first and batched:
             out = out.transpose(0, 1)
