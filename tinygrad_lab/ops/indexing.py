@@ -251,6 +251,12 @@ def _key_part(x, k):
     else:
         raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
                          f"valid indices (got {type(k).__name__})")
+    return _index_array(arr)
+
+
+def _index_array(arr):
+    """An index array as PyTorch reads it: a bool mask (uint8 too, with a warning), an int32 or int64 array, or,
+    for a 0-d integer array, the int; anything else is PyTorch's IndexError."""
     if arr.dtype == np.uint8:
         warn("indexing with dtype uint8 is deprecated, as in PyTorch, which reads a uint8 index as a mask: "
              "use a dtype bool instead")
