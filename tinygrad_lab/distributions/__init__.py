@@ -6,8 +6,8 @@
 
 Every distribution is built from the engine's ops, so log_prob, entropy, rsample, ... are
 differentiable in the parameters. Randomness comes from tinygrad_lab's seeded generators.
-Not here yet (they need ops tinygrad_lab does not have): MultivariateNormal (cholesky),
-Beta / Gamma / Dirichlet / Poisson and friends (lgamma, digamma), Normal.icdf (erfinv).
+Not here yet: MultivariateNormal, and Beta / Gamma / Dirichlet / Poisson and friends (their samples need a
+gamma sampler with a reparameterised gradient).
 """
 from . import constraints
 from .bernoulli import Bernoulli

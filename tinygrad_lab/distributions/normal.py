@@ -7,6 +7,7 @@ from .. import creation
 from ..autograd.tensor_base import Size
 from ..ops import activation as act
 from ..ops import elementwise as ew
+from ..ops import special
 from . import constraints
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -16,7 +17,6 @@ class Normal(Distribution):
     r"""N(loc, scale²): density exp(-(x - loc)² / (2 scale²)) / (scale √(2π)).
 
     rsample is loc + scale·ε with ε ~ N(0, 1), differentiable in loc and scale.
-    Deviation: no icdf yet (it needs erfinv, which tinygrad_lab's ops do not have).
     """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
@@ -60,7 +60,7 @@ class Normal(Distribution):
         return ew.mul(ew.add(act.erf(ew.div(ew.sub(value, self.loc), ew.mul(self.scale, math.sqrt(2)))), 1), 0.5)
 
     def icdf(self, value):
-        raise NotImplementedError("Normal.icdf needs erfinv, which tinygrad_lab's ops do not provide yet")
+        return ew.add(self.loc, ew.mul(self.scale, ew.mul(special.erfinv(ew.sub(ew.mul(value, 2), 1)), math.sqrt(2))))
 
     def entropy(self):
         return ew.add(ew.log(self.scale), 0.5 + 0.5 * math.log(2 * math.pi))
