@@ -13,8 +13,8 @@ from __future__ import annotations
 from ..autograd.tensor_base import TensorBase, make
 
 __all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq", "independent",
-           "integer_interval", "interval", "less_than", "nonnegative", "one_hot", "positive", "real",
-           "real_vector", "simplex", "unit_interval"]
+           "integer_interval", "interval", "less_than", "lower_cholesky", "nonnegative", "one_hot", "positive",
+           "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
 def _bound(value) -> str:
@@ -136,6 +136,28 @@ class _Simplex(Constraint):
         return _checked(lambda v: (v >= 0).all(-1) & (abs(v.sum(-1) - 1) < 1e-6), value)
 
 
+class _LowerCholesky(Constraint):
+    """Lower triangular matrices (the last two dims) with a positive diagonal: Cholesky factors."""
+
+    event_dim = 2
+
+    def check(self, value):
+        xp, v = value._device.backend.xp, value._data
+        return make(xp.asarray((xp.tril(v) == v).all((-2, -1)) & (xp.diagonal(v, 0, -2, -1) > 0).all(-1)),
+                    value._device)
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric matrices (within 1e-6) whose eigenvalues are all positive: covariance matrices."""
+
+    event_dim = 2
+
+    def check(self, value):
+        xp, v = value._device.backend.xp, value._data
+        symmetric = (abs(v - xp.swapaxes(v, -1, -2)) <= 1e-6).all((-2, -1))
+        return make(xp.asarray(symmetric & (xp.linalg.eigvalsh(v) > 0).all(-1)), value._device)
+
+
 class _OneHot(Constraint):
     """Vectors of zeros and ones with exactly one 1."""
 
@@ -179,6 +201,8 @@ unit_interval = _Interval(0.0, 1.0)
 simplex = _Simplex()
 one_hot = _OneHot()
 real_vector = _IndependentConstraint(real, 1)
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan

@@ -2,7 +2,9 @@
 form for the pairs registered here (register_kl adds more)."""
 from __future__ import annotations
 
+from .. import linalg
 from ..nn import functional as F
+from ..ops import movement as mv
 from ..ops import elementwise as ew
 from ..ops import reduce as rd
 from .bernoulli import Bernoulli
@@ -11,6 +13,7 @@ from .distribution import sum_rightmost
 from .exponential import Exponential
 from .independent import Independent
 from .laplace import Laplace
+from .multivariate_normal import MultivariateNormal, half_log_det
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .uniform import Uniform
@@ -100,3 +103,19 @@ def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
         raise NotImplementedError("KL between Independents with different reinterpreted_batch_ndims")
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p, q):
+    """(tr(Σq⁻¹ Σp) + (μq - μp)ᵀ Σq⁻¹ (μq - μp) - k) / 2 + log(det Σq / det Σp) / 2, with Σ = L Lᵀ: the trace is
+    ‖Lq⁻¹ Lp‖² and the quadratic form ‖Lq⁻¹ (μq - μp)‖², two triangular solves."""
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         "computed")
+    k = p.event_shape[0]
+    batch = tuple(p.batch_shape) if len(p.batch_shape) >= len(q.batch_shape) else tuple(q.batch_shape)
+    lp, lq = (mv.expand(d._unbroadcasted_scale_tril, batch + (k, k)) for d in (p, q))
+    a = linalg.solve_triangular(lq, lp, upper=False)
+    b = linalg.solve_triangular(lq, mv.unsqueeze(mv.expand(ew.sub(q.loc, p.loc), batch + (k,)), -1), upper=False)
+    squares = ew.add(rd.sum(ew.mul(a, a), (-2, -1)), rd.sum(ew.mul(b, b), (-2, -1)))
+    return ew.add(ew.mul(ew.sub(squares, k), 0.5), ew.sub(half_log_det(lq), half_log_det(lp)))
