@@ -76,7 +76,7 @@ from .ops.pointwise import (conj, frexp, imag, is_complex, is_conj, is_neg, is_n
 from .ops.scatter import index_reduce, select_scatter, slice_scatter
 from .ops.special import i0, igamma, igammac
 from .ops.statistics import gradient, trapz
-from .creation import poisson
+from .creation import poisson, standard_gamma as _standard_gamma
 from . import linalg, special  # noqa: E402  (torch.linalg, torch.special)
 from . import signal  # noqa: E402  (torch.signal.windows)
 # ----

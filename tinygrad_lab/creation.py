@@ -26,7 +26,7 @@ from .ops import inplace as _inplace
 from .ops import shapes
 from .ops import transfer as _transfer
 from .ops.op import tensor_args
-from .ops.pointwise import Poisson
+from .ops.pointwise import Poisson, StandardGamma
 from .ops.promotion import cast
 
 
@@ -848,3 +848,14 @@ def poisson(input, generator=None):  # noqa: A002 (PyTorch's parameter name)
         raise RuntimeError(f"invalid Poisson rate, expected rate to be non-negative and finite (input of shape "
                            f"{list(d.shape)})")
     return Poisson.apply(input, _gen(input._device, generator))
+
+
+@tensor_args("input", op="_standard_gamma")
+def standard_gamma(input, generator=None):  # noqa: A002
+    """A draw from Gamma(alpha, 1) for each concentration alpha > 0 in input (float), as torch._standard_gamma,
+    differentiable in alpha (implicit reparameterisation: ops.pointwise.StandardGamma)."""
+    d = input._data
+    if d.dtype.kind != "f":
+        raise NotImplementedError(f'"_standard_gamma" is not implemented for \'{input.dtype}\' (input of shape '
+                                  f"{list(d.shape)})")
+    return StandardGamma.apply(input, _gen(input._device, generator))

@@ -6,8 +6,8 @@
 
 Every distribution is built from the engine's ops, so log_prob, entropy, rsample, ... are
 differentiable in the parameters. Randomness comes from tinygrad_lab's seeded generators.
-Not here yet: Beta / Gamma / Dirichlet / Poisson and friends (their samples need a gamma sampler with a
-reparameterised gradient).
+Gamma, Beta and Dirichlet draw gamma variates whose gradient in the concentration is the implicit
+reparameterisation one (ops.pointwise.StandardGamma).
 """
 from . import constraints
 from .bernoulli import Bernoulli
@@ -16,11 +16,13 @@ from .distribution import Distribution
 from .exponential import Exponential
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .gamma import Beta, Dirichlet, Gamma, Poisson
 from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal",
-           "Normal", "OneHotCategorical", "Uniform", "constraints", "kl_divergence", "register_kl"]
+__all__ = ["Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Exponential", "Gamma", "Independent",
+           "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "Uniform", "constraints",
+           "kl_divergence", "register_kl"]

@@ -13,7 +13,8 @@ from __future__ import annotations
 from ..autograd.tensor_base import TensorBase, make
 
 __all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq", "independent",
-           "integer_interval", "interval", "less_than", "lower_cholesky", "nonnegative", "one_hot", "positive",
+           "integer_interval", "interval", "less_than", "lower_cholesky", "nonnegative", "nonnegative_integer", "one_hot",
+           "positive",
            "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
@@ -94,6 +95,15 @@ class _LessThan(Constraint):
 
     def __repr__(self) -> str:
         return f"LessThan(upper_bound={_bound(self.upper_bound)})"
+
+
+class _IntegerGreaterThan(_GreaterThan):
+    """Whole numbers >= lower_bound (counts)."""
+
+    is_discrete = True
+
+    def check(self, value):
+        return _checked(lambda v, lo: (v % 1 == 0) & (lo <= v), value, self.lower_bound)
 
 
 class _Interval(Constraint):
@@ -202,6 +212,7 @@ simplex = _Simplex()
 one_hot = _OneHot()
 real_vector = _IndependentConstraint(real, 1)
 lower_cholesky = _LowerCholesky()
+nonnegative_integer = _IntegerGreaterThan(0)
 positive_definite = _PositiveDefinite()
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq

@@ -456,6 +456,39 @@ class Poisson(Op):
         return ew.zeros_like(g), None
 
 
+class StandardGamma(Op):
+    """A draw from Gamma(alpha, 1) for each alpha, from `stream` (NumPy's Generator.standard_gamma), at least the
+    dtype's smallest normal number (as PyTorch). Backward, the implicit reparameterisation gradient: a draw x is
+    the quantile of a fixed uniform u = P(alpha, x) (the regularised lower incomplete gamma function), so
+    dx/dalpha = -(dP/dalpha) / (dP/dx): dP/dx is the density x**(alpha - 1) e**-x / Gamma(alpha), dP/dalpha a
+    central difference of P in alpha (`gamma_sample_slope`)."""
+
+    @staticmethod
+    def forward(ctx, alpha, stream):
+        d = alpha._data
+        x = ctx.xp.maximum(ctx.xp.asarray(stream.standard_gamma(d, size=d.shape)).astype(d.dtype), np.finfo(d.dtype).tiny)
+        ctx.save_for_backward(alpha, x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        alpha, x = ctx.saved_tensors
+        return mul(g, constant(ctx, gamma_sample_slope(ctx.device.backend, alpha._data, x._data))), None
+
+
+def gamma_sample_slope(backend, alpha, x):
+    """dx/dalpha of Gamma(alpha, 1) draws x at a fixed quantile, in float64 and cast back to x's dtype. Where the
+    density underflows (far tails) the slope of the scale, x / alpha, stands in."""
+    special, xp = backend.special, backend.xp
+    a, v = alpha.astype("float64"), x.astype("float64")
+    h = 1e-5 * a
+    dp_da = (special("gammainc")(a + h, v) - special("gammainc")(a - h, v)) / (2 * h)
+    density = xp.exp((a - 1) * xp.log(v) - v - special("gammaln")(a))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = -dp_da / density
+    return xp.where(xp.isfinite(slope) & (density > 0), slope, v / a).astype(x.dtype)
+
+
 # ---------------------------------------------------------------- compositions (their gradients come from the ops)
 
 @tensor_args("x")
