@@ -73,3 +73,18 @@ def test_bad_parameters_and_values_are_refused_as_pytorch(torch):
             lib.distributions.Poisson(lib.tensor(2.0)).log_prob(lib.tensor(1.5))
         with pytest.raises(ValueError, match="one-dimensional"):
             lib.distributions.Dirichlet(lib.tensor(1.0))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_kl_divergence_matches_pytorch(name, torch):
+    arrays, build, _ = CASES[name]
+    others = [RNG.uniform(0.5, 2.0, a.shape) for a in arrays]
+
+    def run(lib):
+        params = [lib.tensor(a, requires_grad=True) for a in arrays]
+        kl = lib.distributions.kl_divergence(build(lib, *params), build(lib, *(lib.tensor(o) for o in others)))
+        kl.sum().backward()
+        return [kl.detach().numpy()] + [p.grad.numpy() for p in params]
+
+    for a, b in zip(run(tl), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10)

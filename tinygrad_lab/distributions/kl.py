@@ -7,10 +7,12 @@ from ..nn import functional as F
 from ..ops import movement as mv
 from ..ops import elementwise as ew
 from ..ops import reduce as rd
+from ..ops import special as sp
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import sum_rightmost
 from .exponential import Exponential
+from .gamma import Beta, Dirichlet, Gamma, Poisson
 from .independent import Independent
 from .laplace import Laplace
 from .multivariate_normal import MultivariateNormal, half_log_det
@@ -119,3 +121,34 @@ def _kl_mvn_mvn(p, q):
     b = linalg.solve_triangular(lq, mv.unsqueeze(mv.expand(ew.sub(q.loc, p.loc), batch + (k,)), -1), upper=False)
     squares = ew.add(rd.sum(ew.mul(a, a), (-2, -1)), rd.sum(ew.mul(b, b), (-2, -1)))
     return ew.add(ew.mul(ew.sub(squares, k), 0.5), ew.sub(half_log_det(lq), half_log_det(lp)))
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    """cq log(rp / rq) + log Γ(cq) - log Γ(cp) + (cp - cq) ψ(cp) + (rq - rp) cp / rp"""
+    cp, rp, cq, rq = p.concentration, p.rate, q.concentration, q.rate
+    return ew.add(ew.add(ew.mul(cq, ew.log(ew.div(rp, rq))), ew.sub(sp.lgamma(cq), sp.lgamma(cp))),
+                  ew.add(ew.mul(ew.sub(cp, cq), sp.digamma(cp)), ew.mul(ew.sub(rq, rp), ew.div(cp, rp))))
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    """log Γ(Σ cp) - log Γ(Σ cq) - Σ (log Γ(cp) - log Γ(cq)) + Σ (cp - cq) (ψ(cp) - ψ(Σ cp))"""
+    cp, cq = p.concentration, q.concentration
+    total_p = rd.sum(cp, -1)
+    t1 = ew.sub(sp.lgamma(total_p), sp.lgamma(rd.sum(cq, -1)))
+    t2 = rd.sum(ew.sub(sp.lgamma(cp), sp.lgamma(cq)), -1)
+    t3 = rd.sum(ew.mul(ew.sub(cp, cq), ew.sub(sp.digamma(cp), sp.digamma(mv.unsqueeze(total_p, -1)))), -1)
+    return ew.add(ew.sub(t1, t2), t3)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    """the KL of the two Dirichlets ((a, b)) they are"""
+    return _kl_dirichlet_dirichlet(p._dirichlet, q._dirichlet)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    """λp (log λp - log λq) - (λp - λq)"""
+    return ew.sub(ew.mul(p.rate, ew.sub(ew.log(p.rate), ew.log(q.rate))), ew.sub(p.rate, q.rate))
