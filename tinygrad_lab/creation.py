@@ -297,8 +297,10 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
 
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> TensorBase:
-    """`steps` evenly spaced values from start to end inclusive, as torch.linspace; default float dtype (float32)."""
+    """`steps` evenly spaced values from start to end inclusive, as torch.linspace (start and end: numbers or 0-d
+    tensors); default float dtype (float32). Computed in float64, then converted."""
     steps = shapes.size(steps, "steps", "linspace")
+    start, end = _endpoint(start, "start", "linspace"), _endpoint(end, "end", "linspace")
     dev = resolve_device(device)
     return _finish(dev.backend.xp.linspace(start, end, steps).astype(_float_dtype(dtype)), dev, requires_grad)
 

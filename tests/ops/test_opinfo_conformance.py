@@ -223,8 +223,6 @@ RANDOM = {"normal", "randn", "randn_like", "rand", "rand_like", "randint", "rand
 # each is an expected failure with the reason, strict, so that a fix shows up as an unexpected pass (and
 # the entry is then removed).
 KNOWN_GAPS = {
-    "clamp": "tensor min/max: where min > max the gradient goes to the bound PyTorch does not pick",
-    "linspace.tensor_overload-float64": "a float32 0-d start/end with dtype=float64 is computed in float32",
     "nn.functional.multi_margin_loss": "an empty target is refused",
     "nn.functional.batch_norm": "an empty 1-D input is refused",
     "tensordot": "size-1 contracted dims paired with larger ones are refused (PyTorch broadcasts them)",

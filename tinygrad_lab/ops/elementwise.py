@@ -622,8 +622,9 @@ def round(x, decimals: int = 0):
 
 
 class Clamp(Op):
-    """min(max(x, lo), hi). The gradient goes to x where lo <= x <= hi, to lo where x < lo and to hi
-    where x > hi, so nowhere where x or a bound is NaN (as PyTorch); lo and hi may be numbers or tensors."""
+    """min(max(x, lo), hi). The gradient goes to x where lo <= x <= hi, to hi where max(x, lo) > hi (so to hi
+    wherever lo > hi), to lo where x < lo otherwise; nowhere where x or a bound is NaN (as PyTorch). lo and hi
+    may be numbers or tensors."""
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -638,10 +639,10 @@ class Clamp(Op):
         if not (n[1] or n[2]):  # bounds that are numbers, or need no gradient
             return gx, None, None
         below = d < _arr(lo) if lo is not None else None
-        above = d > _arr(hi) if hi is not None else None
+        above = (d if lo is None else ctx.xp.maximum(d, _arr(lo))) > _arr(hi) if hi is not None else None
+        if above is not None and below is not None:  # where lo > hi the result is hi, whatever x is (as PyTorch)
+            below = below & ~above
         glo = _unbroadcast(ctx, Where.apply(constant(ctx, below), g, 0.0), 1) if n[1] else None
-        if above is not None and below is not None:  # where x < lo the result is lo, even if lo > hi
-            above = above & ~below
         ghi = _unbroadcast(ctx, Where.apply(constant(ctx, above), g, 0.0), 2) if n[2] else None
         return gx, glo, ghi
 
