@@ -77,6 +77,9 @@ from .ops.scatter import index_reduce, select_scatter, slice_scatter
 from .ops.special import i0, igamma, igammac
 from .ops.statistics import gradient, trapz
 from .creation import poisson, standard_gamma as _standard_gamma
+from .threads import (are_deterministic_algorithms_enabled, get_num_interop_threads, get_num_threads,  # noqa: F401
+                      is_deterministic_algorithms_warn_only_enabled, set_num_interop_threads, set_num_threads,
+                      use_deterministic_algorithms)
 from . import linalg, special  # noqa: E402  (torch.linalg, torch.special)
 from . import signal  # noqa: E402  (torch.signal.windows)
 # ----
@@ -157,6 +160,32 @@ def numel(input: Tensor) -> int:  # noqa: A002
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_storage(obj) -> bool:
+    return False  # tensors own their arrays: there are no storage objects
+
+
+def detach(input: Tensor) -> Tensor:  # noqa: A002
+    return input.detach()
+
+
+def typename(obj) -> str:
+    """A tensor's type name ('tinygrad_lab.FloatTensor'), or any other object's qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    kind = type(obj)
+    return kind.__qualname__ if kind.__module__ in ("builtins", "__builtin__") else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def scalar_tensor(s, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding number s, in the default float dtype unless `dtype`, as torch.scalar_tensor."""
+    return tensor(s * 1.0, dtype=dtype, device=device, requires_grad=requires_grad)  # (float is tinygrad_lab.float here)
+
+
+def dropout(input: Tensor, p: float = 0.5, train: bool = True) -> Tensor:  # noqa: A002
+    """torch.dropout: nn.functional.dropout with `train` for training."""
+    return nn.functional.dropout(input, p, training=train)
 
 
 for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "matmul", "mm", "bmm", "mv",

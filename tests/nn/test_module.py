@@ -244,3 +244,71 @@ def test_init_gains_match_pytorch(torch):
     for shape in [(4, 3), (8, 3, 3, 3)]:
         assert nn.init._calculate_fan_in_and_fan_out(tl.empty(*shape)) == \
             torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(*shape))
+
+
+# ---------------------------------------------------------------- full backward hooks
+
+def _backward_hook_trace(lib):
+    """What a module's full backward hooks and pre-hooks see, as PyTorch: a model of two layers whose first
+    input needs no gradient (its hook then runs with grad_input None), whose second's does; a hook that scales
+    grad_input; a module with two tensor inputs; hooks removed again."""
+    lib.manual_seed(0)
+    first, second = lib.nn.Linear(3, 2).double(), lib.nn.Linear(2, 2).double()
+    with lib.no_grad():
+        for layer in (first, second):
+            layer.weight.copy_(lib.arange(1.0, layer.weight.numel() + 1, dtype=lib.float64).reshape(layer.weight.shape))
+            layer.bias.zero_()
+    seen = []
+
+    def show(grads):
+        return [None if g is None else g.tolist() for g in grads]
+
+    handles = [layer.register_full_backward_hook(
+        lambda m, gi, go, name=name: seen.append((name, show(gi), show(go)))) for name, layer in
+        (("first", first), ("second", second))]
+    handles.append(second.register_full_backward_pre_hook(lambda m, go: seen.append(("pre", show(go)))))
+    x = lib.tensor([[1.0, -1.0, 2.0]], dtype=lib.float64)
+    (second(first(x)) * lib.tensor([[1.0, 3.0]], dtype=lib.float64)).sum().backward()
+    scale = second.register_full_backward_hook(lambda m, gi, go: (gi[0] * 10,))
+    h = first(x).detach().requires_grad_()
+    second(h).sum().backward()
+    scale.remove()
+    for handle in handles:
+        handle.remove()
+    second(h).sum().backward()  # no hook runs
+
+    class Pair(lib.nn.Module):
+        def forward(self, a, b):
+            return a * b
+
+    pair, a, b = Pair(), lib.tensor([2.0], requires_grad=True), lib.tensor([3.0])
+    pair.register_full_backward_hook(lambda m, gi, go: seen.append(("pair", show(gi), show(go))))
+    pair(a, b).sum().backward()
+    return seen, h.grad.tolist(), first.weight.grad.tolist()
+
+
+def test_full_backward_hooks_see_what_pytorchs_see(torch):
+    with pytest.warns(UserWarning, match="no inputs require gradients"):  # the first layer's, as PyTorch's
+        ours = _backward_hook_trace(tl)
+    with pytest.warns(UserWarning, match="no inputs require gradients"):
+        theirs = _backward_hook_trace(torch)
+    assert ours == theirs
+
+
+def _lookups(lib):
+    m = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+    out = [type(m.get_submodule("1")).__name__, tuple(m.get_parameter("0.weight").shape),
+           tuple(m.get_buffer("1.running_mean").shape), m.get_submodule("") is m]
+    for call in (lambda: m.get_submodule("2"), lambda: m.get_parameter("1.running_mean"),
+                 lambda: m.get_buffer("0.weight"), lambda: m.get_parameter("0.nope"), lambda: m.get_submodule("0.weight")):
+        try:
+            call()
+            out.append("found")
+        except AttributeError as e:
+            out.append(str(e))
+    m.set_submodule("1", lib.nn.ReLU())
+    return out + [type(m[1]).__name__]
+
+
+def test_get_submodule_parameter_buffer_and_set_submodule_as_pytorch(torch):
+    assert _lookups(tl) == _lookups(torch)

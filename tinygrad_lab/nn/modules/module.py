@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Callable, Iterator, NamedTuple
 
 from ... import dtypes
-from ...autograd.function import RemovableHandle, scope_stack
+from ..._warn import warn
+from ...autograd.function import Function, RemovableHandle, scope_stack
 from ...autograd.grad_mode import no_grad
 from ...autograd.tensor_base import TensorBase
 from ...tensor import parse_to
@@ -42,6 +43,7 @@ class Module:
     """Base class for all neural-network modules (PyTorch's torch.nn.Module)."""
 
     training: bool
+    _backward_hooks = None  # (full backward hooks, full backward pre-hooks), once one is registered
 
     def __init__(self) -> None:
         object.__setattr__(self, "training", True)
@@ -153,12 +155,15 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        pre_hooks, hooks = self._forward_pre_hooks, self._forward_hooks
+        pre_hooks, hooks, backward_hooks = self._forward_pre_hooks, self._forward_hooks, self._backward_hooks
         if pre_hooks:
             for hook in list(pre_hooks.values()):
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        if backward_hooks is not None:
+            call = BackwardHookCall(self, backward_hooks)
+            args = call.wrap_inputs(args)
         outer = call_stack.items  # this thread's scopes (a tuple): pushed and restored without method calls
         call_stack.items = outer + (self,)
         try:
@@ -170,7 +175,7 @@ class Module:
                 result = hook(self, args, out)
                 if result is not None:
                     out = result
-        return out
+        return out if backward_hooks is None else call.wrap_outputs(out)
 
     def register_forward_hook(self, hook: Callable) -> RemovableHandle:
         """hook(module, args, output) after forward; a returned value replaces the output."""
@@ -179,6 +184,21 @@ class Module:
     def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
         """hook(module, args) before forward; a returned value replaces the arguments."""
         return RemovableHandle(self._forward_pre_hooks, hook)
+
+    def register_full_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, grad_input, grad_output) once the gradients of this call's tensor inputs are computed
+        (grad_output: those of its outputs); a returned tuple replaces grad_input."""
+        return RemovableHandle(self._backward_hook_dicts()[0], hook)
+
+    def register_full_backward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(module, grad_output) when the gradients of this call's outputs arrive, before they go into the
+        module; a returned tuple replaces grad_output."""
+        return RemovableHandle(self._backward_hook_dicts()[1], hook)
+
+    def _backward_hook_dicts(self) -> tuple:
+        if self._backward_hooks is None:
+            object.__setattr__(self, "_backward_hooks", (OrderedDict(), OrderedDict()))
+        return self._backward_hooks
 
     # ------------------------------------------------------------ traversal
     def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
@@ -192,6 +212,39 @@ class Module:
         for name, module in self._modules.items():
             if module is not None:
                 yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
+
+    def get_submodule(self, target: str) -> "Module":
+        """The module at dotted path `target` ("" is this one), as PyTorch's; an AttributeError names what is missing."""
+        module = self
+        for item in target.split(".") if target else []:
+            if not hasattr(module, item):
+                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return module
+
+    def set_submodule(self, target: str, module: "Module") -> None:
+        """Put `module` at dotted path `target`, whose parent must exist."""
+        parent, _, name = target.rpartition(".")
+        if not name:
+            raise ValueError("Cannot set the submodule without a target name!")
+        self.get_submodule(parent).add_module(name, module)
+
+    def get_parameter(self, target: str) -> Parameter:
+        return self._get_member(target, "_parameters", "an nn.Parameter")
+
+    def get_buffer(self, target: str) -> TensorBase:
+        return self._get_member(target, "_buffers", "a buffer")
+
+    def _get_member(self, target: str, registry: str, kind: str):
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        if name not in getattr(module, registry):
+            raise AttributeError(f"`{name}` is not {kind}")
+        return getattr(module, name)
 
     def modules(self) -> Iterator["Module"]:
         for _, m in self.named_modules():
@@ -391,3 +444,86 @@ class Module:
     def __dir__(self):
         keys = itertools.chain(super().__dir__(), self._parameters, self._buffers, self._modules)
         return sorted(set(keys))
+
+
+# ---------------------------------------------------------------- full backward hooks
+
+class BackwardHookCall:
+    """One call of a module with full backward hooks. Its tensor inputs and outputs pass through identity
+    Functions (_GradsOfInputs, _GradsOfOutputs), whose backwards see the gradients: the outputs' first (kept,
+    after the pre-hooks), then the inputs', with which the hooks run. If no input needs a gradient, the hooks run
+    when the outputs' gradients arrive, with grad_input all None (as PyTorch)."""
+
+    def __init__(self, module: Module, hook_dicts: tuple):
+        self.module, (self.hooks, self.pre_hooks) = module, hook_dicts
+        self.n_inputs, self.inputs_wired, self.grad_output = 0, False, None
+
+    def wrap_inputs(self, args: tuple) -> tuple:
+        positions = [i for i, a in enumerate(args) if isinstance(a, TensorBase)]
+        self.n_inputs = len(positions)
+        if not any(args[i].requires_grad for i in positions):
+            return args
+        self.inputs_wired = True
+        wired = _GradsOfInputs.apply(self, *(args[i] for i in positions))
+        args = list(args)
+        for i, t in zip(positions, wired if isinstance(wired, tuple) else (wired,)):
+            args[i] = t
+        return tuple(args)
+
+    def wrap_outputs(self, out):
+        single = isinstance(out, TensorBase)
+        outs = (out,) if single else out
+        if not (isinstance(outs, tuple) and all(isinstance(o, TensorBase) for o in outs)
+                and any(o.requires_grad for o in outs)):
+            return out  # (outputs that are not tensors, or need no gradient: no hook can run)
+        wired = _GradsOfOutputs.apply(self, *outs)
+        return wired[0] if single and isinstance(wired, tuple) else wired
+
+    def outputs_done(self, grads: tuple) -> tuple:
+        for hook in list(self.pre_hooks.values()):
+            result = hook(self.module, grads)
+            if result is not None:
+                grads = tuple(result)
+        self.grad_output = grads
+        if not self.inputs_wired and self.hooks:
+            warn(f"Full backward hook is firing when gradients are computed with respect to module outputs since no "
+                 f"inputs require gradients ({type(self.module).__name__}: grad_input is all None)")
+            self.inputs_done((None,) * self.n_inputs)
+        return grads
+
+    def inputs_done(self, grads: tuple) -> tuple:
+        for hook in list(self.hooks.values()):
+            result = hook(self.module, grads, self.grad_output)
+            if result is not None:
+                if len(result) != len(grads):
+                    raise RuntimeError(f"backward hook {getattr(hook, '__name__', hook)!r} returned {len(result)} "
+                                       f"gradients for {len(grads)} inputs of {type(self.module).__name__}")
+                grads = tuple(result)
+        return grads
+
+
+class _Wire(Function):
+    """The identity on a call's tensors, whose backward hands their gradients to the BackwardHookCall."""
+
+    materialize = True  # a tensor no gradient reached gets zeros (an input that needs none, as PyTorch's)
+
+    @classmethod
+    def forward(cls, ctx, call, *tensors):
+        ctx.call = call
+        ctx.set_materialize_grads(cls.materialize)
+        ctx.mark_non_differentiable(*(t for t in tensors if not t.requires_grad))
+        return tensors if len(tensors) > 1 else tensors[0]
+
+
+class _GradsOfInputs(_Wire):
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) + ctx.call.inputs_done(grads)
+
+
+class _GradsOfOutputs(_Wire):
+    materialize = False  # an output no gradient reached is None in grad_output
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) + ctx.call.outputs_done(grads)
