@@ -579,3 +579,31 @@ def test_lambda_lr_state_dict_saves_callable_objects_not_functions():
     other = Warmup(99)
     optim.lr_scheduler.LambdaLR(opt, [other, lambda e: 1.0]).load_state_dict(sd)
     assert other.n == 5
+
+
+def _step_hook_trace(lib, register_global):
+    """What step hooks see and do, as PyTorch: per-optimizer pre and post hooks (given the optimizer as the first
+    of step's arguments), a global pre-hook, removal, and a pre-hook that replaces the arguments (a closure)."""
+    w = lib.nn.Parameter(lib.ones(2))
+    opt = lib.optim.SGD([w], lr=0.1)
+    seen = []
+    pre = opt.register_step_pre_hook(lambda o, args, kw: seen.append(("pre", args[0] is o, len(args), sorted(kw))))
+    post = opt.register_step_post_hook(lambda o, args, kw: seen.append(("post", len(args))))
+    everyone = register_global(lambda o, args, kw: seen.append(("global", type(o).__name__)))
+    w.grad = lib.ones(2)
+    opt.step()
+    pre.remove()
+    everyone.remove()
+    opt.step()
+    post.remove()
+    swap = opt.register_step_pre_hook(lambda o, args, kw: ((o,), {"closure": lambda: seen.append("closure")}))
+    opt.step()
+    swap.remove()
+    return seen, w.tolist()
+
+
+def test_step_hooks_as_pytorch(torch):
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    from tinygrad_lab.optim.optimizer import register_optimizer_step_pre_hook as ours
+    assert _step_hook_trace(tl, ours) == _step_hook_trace(torch, register_optimizer_step_pre_hook)

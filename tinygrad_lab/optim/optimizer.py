@@ -11,8 +11,8 @@ Deviations:
 - `load_state_dict` copies the state tensors it is given (PyTorch keeps the very
   same tensor objects when dtype and device already match, so two optimizers
   loaded from one dict in one process would silently share their buffers).
-- No `foreach` / `fused` / `capturable` / `differentiable` options and no step or
-  state_dict hooks: there is one (single-tensor) implementation of each update.
+- No `foreach` / `fused` / `capturable` / `differentiable` options: there is one (single-tensor)
+  implementation of each update. Step hooks exist (per optimizer and global); state_dict hooks do not.
 """
 from __future__ import annotations
 
@@ -20,13 +20,14 @@ import copy
 import functools
 import numbers
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from .. import creation, seams
+from ..autograd.function import RemovableHandle
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor
 
@@ -41,12 +42,38 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+_global_step_hooks: tuple = (OrderedDict(), OrderedDict())  # every optimizer's (pre, post) step hooks
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """hook(optimizer, args, kwargs) before every optimizer's step; it may return (args, kwargs) to use instead."""
+    return RemovableHandle(_global_step_hooks[0], hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """hook(optimizer, args, kwargs) after every optimizer's step."""
+    return RemovableHandle(_global_step_hooks[1], hook)
+
+
 def _marking(step: Callable) -> Callable:
-    """`step`, also noting that it was called (the lr schedulers' order check reads it)."""
+    """`step`, also noting that it was called (the lr schedulers' order check reads it) and running the step
+    hooks around it (every optimizer's, then this one's)."""
     @functools.wraps(step)
     def step_and_mark(self, *args, **kw):
         self._opt_called = True
-        return step(self, *args, **kw)
+        own = self._step_hooks
+        if own is None and not (_global_step_hooks[0] or _global_step_hooks[1]):
+            return step(self, *args, **kw)
+        pre, post = (list(_global_step_hooks[i].values()) + (list(own[i].values()) if own else []) for i in (0, 1))
+        args = (self,) + args  # as PyTorch's hooks see them: the optimizer is the first of step's arguments
+        for hook in pre:
+            result = hook(self, args, kw)
+            if result is not None:
+                args, kw = result
+        out = step(*args, **kw)
+        for hook in post:
+            hook(self, args, kw)
+        return out
 
     return step_and_mark
 
@@ -58,6 +85,8 @@ class Optimizer:
     `"params"` plus options overriding `defaults` for those tensors only, e.g.
     `SGD([{"params": body}, {"params": head, "lr": 1e-2}], lr=1e-3)`.
     """
+
+    _step_hooks = None  # (pre, post) hooks of this optimizer's step, once one is registered
 
     def __init__(self, params: Iterable[Tensor] | Iterable[dict], defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -165,6 +194,19 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None):
         """Update every parameter that has a `.grad`; each optimizer defines its own rule."""
         raise NotImplementedError
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(optimizer, args, kwargs) before each step; it may return (args, kwargs) to use instead."""
+        return RemovableHandle(self._step_hook_dicts()[0], hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """hook(optimizer, args, kwargs) after each step."""
+        return RemovableHandle(self._step_hook_dicts()[1], hook)
+
+    def _step_hook_dicts(self) -> tuple:
+        if self._step_hooks is None:
+            self._step_hooks = (OrderedDict(), OrderedDict())
+        return self._step_hooks
 
     @staticmethod
     def _evaluate(closure: Callable[[], Any] | None):
