@@ -312,3 +312,23 @@ def _lookups(lib):
 
 def test_get_submodule_parameter_buffer_and_set_submodule_as_pytorch(torch):
     assert _lookups(tl) == _lookups(torch)
+
+
+def _printed_modules(nn):
+    return [nn.Linear(3, 4, bias=False), nn.Conv2d(3, 8, (3, 5), stride=2, padding=1, dilation=2, bias=False,
+                                                   padding_mode="reflect"),
+            nn.ConvTranspose2d(4, 2, 3, stride=2, output_padding=1), nn.MaxPool2d(3, 2, 1, ceil_mode=True),
+            nn.BatchNorm2d(8, momentum=None, affine=False), nn.LayerNorm((2, 3), elementwise_affine=False),
+            nn.Embedding(10, 3, padding_idx=0), nn.LSTM(3, 4, num_layers=2, batch_first=True, bidirectional=True,
+                                                        dropout=0.1),
+            nn.GELU(approximate="tanh"), nn.Unflatten(1, (2, 2)), nn.MultiheadAttention(4, 2),
+            nn.TransformerEncoderLayer(4, 2, 8), nn.ReflectionPad2d((1, 2, 0, 1)), nn.EmbeddingBag(10, 3, mode="mean"),
+            nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Sequential(nn.Linear(3, 1))),
+            nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Sequential(nn.Linear(1, 1)),
+                           nn.Sequential(nn.Linear(1, 1))])]
+
+
+@pytest.mark.parametrize("k", range(16))
+def test_printed_module_as_pytorch(k, torch):
+    """print(model) as PyTorch prints it, a ModuleList's runs of equal layers folded ('(0-1): 2 x Linear(...)')."""
+    assert repr(_printed_modules(tl.nn)[k]) == repr(_printed_modules(torch.nn)[k])

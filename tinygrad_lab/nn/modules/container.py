@@ -1,6 +1,7 @@
 """Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from typing import Iterable, Iterator, Mapping
 
@@ -66,6 +67,14 @@ class ModuleList(Module):
         super().__init__()
         if modules is not None:
             self.extend(modules)
+
+    def _child_reprs(self) -> list:
+        """Runs of children that print alike shown once, as PyTorch's: (0-5): 6 x Block(...)."""
+        out = []
+        for text, run in itertools.groupby(super()._child_reprs(), key=lambda item: item[1]):
+            names = [name for name, _ in run]
+            out.append((names[0], text) if len(names) == 1 else (f"{names[0]}-{names[-1]}", f"{len(names)} x {text}"))
+        return out
 
     def __getitem__(self, idx):
         items = list(self._modules.values())

@@ -431,15 +431,16 @@ class Module:
         return ""
 
     def __repr__(self) -> str:
-        lines = []
-        for name, m in self._modules.items():
-            child = repr(m).replace("\n", "\n  ")
-            lines.append(f"({name}): {child}")
+        lines = [f"({name}): {child}" for name, child in self._child_reprs()]
         extra = self.extra_repr()
         if not lines:
             return f"{type(self).__name__}({extra})"
         body = ([extra] if extra else []) + lines
         return f"{type(self).__name__}(\n  " + "\n  ".join(body) + "\n)"
+
+    def _child_reprs(self) -> list:
+        """(name, repr) of each child, indented to sit inside this module's repr."""
+        return [(name, repr(m).replace("\n", "\n  ")) for name, m in self._modules.items()]
 
     def __dir__(self):
         keys = itertools.chain(super().__dir__(), self._parameters, self._buffers, self._modules)
