@@ -312,26 +312,24 @@ def in_pytorch_order(key: tuple):
     indices too, which moves dims where they are apart (x[3, :, [0, 1]] is (5, 2) in PyTorch, (2, 5) in NumPy,
     for x of shape (4, 5, 6)). Such a key becomes a SplitKey; one of arrays, slices, None and ... only (NumPy's
     order is then PyTorch's) is kept as it is."""
-    flags = [(isinstance(k, int), not isinstance(k, _BASIC) and k.ndim == 0) for k in key]  # (an int, a bool)
-    if not any(i or b for i, b in flags):
+    if not any(isinstance(k, int) or _is_bool(k) for k in key):
         return key
-    first = tuple(None if b else k if isinstance(k, _BASIC) else (slice(None),) * _width(k)
-                  for k, (i, b) in zip(key, flags))
-    rest = tuple(_as_index(k) if b else k if not isinstance(k, _BASIC) else Ellipsis if k is Ellipsis
-                 else slice(None) for k, (i, b) in zip(key, flags) if not i)
-    return SplitKey(_flat(first), rest)
+    first, rest = [], []
+    for k in key:
+        if isinstance(k, int):  # selects in the first step, and is gone for the second
+            first.append(k)
+        elif _is_bool(k):  # a new dim of size 1, then indexed by [0] (True) or [] (False)
+            first.append(None)
+            rest.append(k.reshape(1).nonzero()[0])
+        elif isinstance(k, _BASIC):  # slice, None, ...: the first step makes the dims, the second keeps them
+            first.append(k)
+            rest.append(Ellipsis if k is Ellipsis else slice(None))
+        else:  # an index array: the first step keeps the dims it indexes (a mask indexes as many as it has)
+            first.extend([slice(None)] * (k.ndim if k.dtype == np.bool_ else 1))
+            rest.append(k)
+    return SplitKey(tuple(first), tuple(rest))
 
 
-def _width(k) -> int:
-    """The dims an advanced index consumes: a bool mask its own, an integer array one."""
-    return k.ndim if k.dtype == np.bool_ else 1
-
-
-def _as_index(flag):
-    """A bool's index of the dim it added: [0] for True (keep it), [] for False (an empty dim)."""
-    return flag.reshape(1).nonzero()[0]
-
-
-def _flat(parts: tuple) -> tuple:
-    """parts with the tuples among them spliced in."""
-    return tuple(p for part in parts for p in (part if isinstance(part, tuple) else (part,)))
+def _is_bool(k) -> bool:
+    """Whether key part k is a bool (a 0-d bool array: ints have become ints, _index_array)."""
+    return not isinstance(k, _BASIC) and k.ndim == 0
