@@ -175,7 +175,7 @@ def typename(obj) -> str:
     if isinstance(obj, Tensor):
         return obj.type()
     kind = type(obj)
-    return kind.__qualname__ if kind.__module__ in ("builtins", "__builtin__") else f"{kind.__module__}.{kind.__qualname__}"
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
 
 
 def scalar_tensor(s, dtype=None, device=None, requires_grad: bool = False) -> Tensor:

@@ -20,7 +20,8 @@ OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b:
        "iadd": lambda a, b: a.__iadd__(b), "imul": lambda a, b: a.__imul__(b), "isub": lambda a, b: a.__isub__(b),
        "idiv": lambda a, b: a.__itruediv__(b)}
 KNOWN = {  # (op, dtype, other) -> why we differ
-    ("floordiv", d, "float16"): "inf // 3 (an int too large for float16): inf here, nan in PyTorch" for d in ("int32", "int64")
+    ("floordiv", d, "float16"): "inf // 3 (an int too large for float16): inf here, nan in PyTorch"
+    for d in ("int32", "int64")
 }
 
 

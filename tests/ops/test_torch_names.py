@@ -96,7 +96,8 @@ IN_PLACE = {  # method -> extra arguments (x in (0.05, 0.95): every function is 
                        "arctanh", "cosh", "sinh", "erf", "erfc", "erfinv", "exp2", "expm1", "frac", "digamma", "lgamma",
                        "log10", "log2", "logit", "rsqrt", "sinc", "reciprocal", "deg2rad", "rad2deg", "fix", "negative",
                        "sgn")},
-    "clip": (0.2, 0.6), "xlogy": (0.5,), "copysign": (-1.0,), "float_power": (2,), "polygamma": (0,), "mvlgamma": (1,), "cumsum": (0,), "cumprod": (0,), "subtract": (0.5,),
+    "clip": (0.2, 0.6), "xlogy": (0.5,), "copysign": (-1.0,), "float_power": (2,), "polygamma": (0,), "mvlgamma": (1,),
+    "cumsum": (0,), "cumprod": (0,), "subtract": (0.5,),
     "multiply": (3.0,), "divide": (4.0,), "true_divide": (4.0,), "floor_divide": (0.3,),
 }
 

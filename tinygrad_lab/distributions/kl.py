@@ -109,8 +109,8 @@ def _kl_independent_independent(p, q):
 
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_mvn_mvn(p, q):
-    """(tr(Σq⁻¹ Σp) + (μq - μp)ᵀ Σq⁻¹ (μq - μp) - k) / 2 + log(det Σq / det Σp) / 2, with Σ = L Lᵀ: the trace is
-    ‖Lq⁻¹ Lp‖² and the quadratic form ‖Lq⁻¹ (μq - μp)‖², two triangular solves."""
+    """(tr(Σq⁻¹ Σp) + (μq - μp)ᵀ Σq⁻¹ (μq - μp) - k) / 2 + log(det Σq / det Σp) / 2, with Σ = L Lᵀ:
+    the trace is ‖Lq⁻¹ Lp‖² and the quadratic form ‖Lq⁻¹ (μq - μp)‖², two triangular solves."""
     if p.event_shape != q.event_shape:
         raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
                          "computed")

@@ -466,7 +466,8 @@ class StandardGamma(Op):
     @staticmethod
     def forward(ctx, alpha, stream):
         d = alpha._data
-        x = ctx.xp.maximum(ctx.xp.asarray(stream.standard_gamma(d, size=d.shape)).astype(d.dtype), np.finfo(d.dtype).tiny)
+        x = ctx.xp.asarray(stream.standard_gamma(d, size=d.shape)).astype(d.dtype)
+        x = ctx.xp.maximum(x, np.finfo(d.dtype).tiny)
         ctx.save_for_backward(alpha, x)
         return x
 
