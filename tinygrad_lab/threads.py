@@ -4,8 +4,6 @@ is no such pool: accepted and reported), and use_deterministic_algorithms (recor
 numbers on every run on the CPU; on a GPU, index_add and scatter_add add with atomics, in no fixed order)."""
 from __future__ import annotations
 
-from threadpoolctl import threadpool_info, threadpool_limits
-
 _state = {"interop": 1, "deterministic": False, "warn_only": False}
 
 
@@ -13,11 +11,13 @@ def set_num_threads(num: int) -> None:
     """Compute matrix products (BLAS) with `num` threads, as torch.set_num_threads."""
     if isinstance(num, bool) or not isinstance(num, int) or num < 1:
         raise RuntimeError(f"set_num_threads expects a positive integer, got {num!r}")
+    from threadpoolctl import threadpool_limits  # imported on first use, as the bench's (tinygrad-lab doctor)
     threadpool_limits(limits=num, user_api="blas")
 
 
 def get_num_threads() -> int:
     """The threads BLAS computes with (the fewest among the BLAS libraries loaded), as torch.get_num_threads."""
+    from threadpoolctl import threadpool_info
     counts = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
     return min(counts) if counts else 1
 
