@@ -129,3 +129,23 @@ def test_values_only_gradients_are_finite_at_repeated_values_like_pytorch(op, to
     """The singular vectors (eigenvectors) are not unique where values repeat, and their gradient divides by
     the gaps between values; when only the values are used, that term is absent (not 0 / 0 = nan)."""
     check_against_torch(lambda m: value_and_grads(m, op, np.eye(3)))
+
+
+def test_eigh_second_derivatives_as_pytorch(torch):
+    """The gradient of a function of eigh is symmetric, as PyTorch's, at every order: Hessian-vector products
+    through eigenvalues and eigenvectors agree with PyTorch's (they split the symmetric gradient between a and
+    a.T differently before)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((4, 4))
+    a, w, v, u = a + a.T, rng.standard_normal(4), rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+
+    def run(lib):
+        x = lib.tensor(a, requires_grad=True)
+        values, vectors = lib.linalg.eigh(x)
+        f = (values * lib.tensor(w)).sum() + (vectors.abs() * lib.tensor(u)).sum()
+        (g,) = lib.autograd.grad(f, [x], create_graph=True)
+        (h,) = lib.autograd.grad((g * lib.tensor(v)).sum(), [x])
+        return g.detach().numpy(), h.detach().numpy()
+
+    for ours, theirs in zip(run(tl), run(torch)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-7, atol=1e-9)

@@ -411,7 +411,8 @@ def svdvals(a):
 class Eigh(Op):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix (read from its lower
     triangle, or the upper with UPLO='U'). Backward (distinct eigenvalues): with F_ij = 1/(L_j - L_i)
-    (i != j, 0 on the diagonal), d/dA = Q (diag(gL) + F * (Q^T gQ)) Q^T."""
+    (i != j, 0 on the diagonal), d/dA = Q (diag(gL) + F * (Q^T gQ)) Q^T, made symmetric (its mean with its
+    transpose), as PyTorch's: the gradient of a function of a symmetric matrix, at every order of derivative."""
 
     @staticmethod
     def forward(ctx, a, uplo):
@@ -430,7 +431,8 @@ class Eigh(Op):
             eye = constant_eye(values, n)
             f = ew.where(ew.cast(eye, "bool"), 0.0, ew.div(1.0, ew.add(gaps, eye)))
             inner = ew.add(inner, ew.mul(f, matmul(_mT(q), gq)))
-        return matmul(matmul(q, inner), _mT(q)), None
+        ga = matmul(matmul(q, inner), _mT(q))
+        return ew.mul(ew.add(ga, _mT(ga)), 0.5), None
 
 
 class EighResult(NamedTuple):
