@@ -16,7 +16,7 @@ from .elementwise import Clone
 from .indexing import as_view_key, getitem
 from .op import Op, tensor_args, tensor_list
 from .promotion import promote
-from .shapes import normalize_dim, normalize_dims, shape_arg
+from .shapes import normalize_dim, normalize_dims, reshapes_in_place, shape_arg
 
 
 # ---------------------------------------------------------------- reshape family
@@ -95,7 +95,7 @@ def _reshape(x, shape: tuple, fn: type):
     shape = _infer_shape(shape_arg(shape), x._data.size, "reshape")
     if shape == x._data.shape:
         return x
-    if not x._data.flags.c_contiguous and not x._device.backend.xp.may_share_memory(x._data.reshape(shape), x._data):
+    if not x._data.flags.c_contiguous and not reshapes_in_place(x._data.shape, x._data.strides, shape):
         if fn is View:
             raise RuntimeError(f"view size is not compatible with input tensor's size and stride (at least one "
                                f"dimension spans across two contiguous subspaces): a tensor of shape "

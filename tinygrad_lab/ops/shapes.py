@@ -86,6 +86,30 @@ def counts(op: str, **named) -> tuple:
     return tuple(size(value, name, op) for name, value in named.items())
 
 
+def reshapes_in_place(shape: tuple, strides: tuple, new_shape: tuple) -> bool:
+    """Whether an array of `shape` and `strides` can take `new_shape` as a view, without a copy: every run of
+    dims that the new shape merges or splits must lie in memory as one evenly strided run (each dim's stride
+    its size times the next one's). Dims of size 1 are free; an empty array is always a view."""
+    if 0 in shape:
+        return True
+    old = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    new = [n for n in new_shape if n != 1]
+    i = j = 0
+    while i < len(old):
+        first, have, want = i, old[i][0], new[j]
+        while have != want:  # grow the old run or the new one until they hold as many elements
+            if have < want:
+                i += 1
+                have *= old[i][0]
+            else:
+                j += 1
+                want *= new[j]
+        if any(old[k][1] != old[k + 1][0] * old[k + 1][1] for k in range(first, i)):
+            return False
+        i, j = i + 1, j + 1
+    return True
+
+
 def broadcast_shape(shapes, op: str) -> tuple:
     """The shape that all `shapes` broadcast to (aligned on the right, a size 1 stretches to the other
     size, a missing dim counts as 1), or PyTorch's RuntimeError naming the two sizes that clash, the dim
