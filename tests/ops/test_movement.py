@@ -389,3 +389,23 @@ def test_a_copying_op_gives_memory_of_its_own(make, device):
     out.add_(100.0)
     assert m.flatten().tolist() == [float(i) for i in range(12)]
     assert m._version == 0  # nor shares its version counter (a view's add_ would count for m too)
+
+
+def test_reshapes_in_place_decides_as_numpy():
+    """Whether a reshape can be a view is decided from shape and strides alone (no trial reshape); on random
+    strided arrays (slices with steps, transposes, size-1 dims) and random target shapes it agrees with whether
+    NumPy's own reshape shares memory."""
+    from tinygrad_lab.ops.shapes import reshapes_in_place
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        dims = [int(d) for d in rng.choice([1, 2, 3, 4, 6], rng.integers(1, 5))]
+        a = np.zeros([2 * d for d in dims], np.float32)[tuple(slice(None, None, 2) if rng.random() < 0.5
+                                                              else slice(0, d) for d in dims)]
+        a = a[tuple(slice(0, d) for d in dims)].transpose(rng.permutation(len(dims)))
+        target, rest = [], a.size
+        while rest > 1:
+            f = int(rng.choice([d for d in range(2, rest + 1) if rest % d == 0]))
+            target, rest = target + [f] + ([1] if rng.random() < 0.2 else []), rest // f
+        target = tuple(rng.permutation(target)) if target else (1,)
+        assert reshapes_in_place(a.shape, a.strides, target) == np.shares_memory(a.reshape(target), a), \
+            (a.shape, a.strides, target)
