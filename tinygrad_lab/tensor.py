@@ -645,8 +645,7 @@ class Tensor(TensorBase):
         ("i0", sp.i0), ("igamma", sp.igamma), ("igammac", sp.igammac), ("renorm", dc.renorm),
         ("index_reduce", sct.index_reduce)))
     multiply, subtract, true_divide, cross, mvlgamma = ew.mul, ew.sub, ew.div, dc.cross, sp.mvlgamma
-    floor_divide, floor_divide_, clip_, fix_, negative_, sgn_ = (
-        lambda self, other: ew.div(self, other, rounding_mode="floor"), __ifloordiv__, clamp_, trunc_, neg_, sign_)
+    floor_divide, floor_divide_, clip_, fix_, negative_, sgn_ = __floordiv__, __ifloordiv__, clamp_, trunc_, neg_, sign_
     ndimension = dim
     output_nr = property(lambda self: self._output_nr)
     is_signed = lambda self: self._data.dtype.kind in "if"  # noqa: E731

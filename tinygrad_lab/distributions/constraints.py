@@ -13,9 +13,8 @@ from __future__ import annotations
 from ..autograd.tensor_base import TensorBase, make
 
 __all__ = ["Constraint", "boolean", "dependent", "greater_than", "greater_than_eq", "independent",
-           "integer_interval", "interval", "less_than", "lower_cholesky", "nonnegative", "nonnegative_integer", "one_hot",
-           "positive",
-           "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
+           "integer_interval", "interval", "less_than", "lower_cholesky", "nonnegative", "nonnegative_integer",
+           "one_hot", "positive", "positive_definite", "real", "real_vector", "simplex", "unit_interval"]
 
 
 def _bound(value) -> str:

@@ -13,7 +13,8 @@ from .. import dtypes
 from ..autograd.tensor_base import TensorBase, make, tensor_types
 from . import broadcast
 from .op import Op, constant, tensor_args
-from .promotion import SCALARS, Cast, apply_binary, as_operand, binary_op, cast, promote  # noqa: F401 (Cast: ew.Cast)
+from .promotion import (SCALARS, Cast, apply_binary, as_operand, binary_op, cast, is_bool_operand,  # noqa: F401
+                        promote)  # (Cast: ew.Cast)
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -262,13 +263,9 @@ def pow(a, b):
     in a tensor gives PyTorch's truncated integer result instead)."""
     if b.__class__ is int and b < 0 and a.__class__ in tensor_types and a._data.dtype.kind in "biu":
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    if (b.__class__ is bool or b.__class__ in tensor_types and b._data.dtype.kind == "b") and _is_bool(a):
+    if is_bool_operand(b) and is_bool_operand(a):
         return _bool_power(a, b)
     return _pow(a, b)
-
-
-def _is_bool(x) -> bool:
-    return x.__class__ is bool or (x.__class__ in tensor_types and x._data.dtype.kind == "b")
 
 
 def _bool_power(a, b):

@@ -288,14 +288,6 @@ def _index_error(x, key, err):
     return IndexError(f"{mask}{said} (indexing a tensor of shape {list(x._data.shape)})")
 
 
-def refuse_dtype_mismatch(x, values) -> None:
-    """PyTorch's error for index_put's values of another dtype than x. Deviation: x[key] = values casts the values
-    for every key (PyTorch refuses some advanced keys, x[mask] = v, and casts for others)."""
-    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                       f"{dtypes.scalar_name(x._data.dtype)} for the destination and "
-                       f"{dtypes.scalar_name(values._data.dtype)} for the source (cast the values with .to(x.dtype))")
-
-
 class SplitKey:
     """An advanced key as PyTorch applies it, in two steps: `first`, the basic part (ints, slices, None, and a new
     dim for each bool), which gives a view, then `rest`, the advanced indices on that view's dims."""

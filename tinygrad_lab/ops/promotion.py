@@ -132,10 +132,15 @@ def apply_binary(fn, a, b, op: str, min_category: int = dtypes.BOOL):
         raise_broadcast(a, b, op, e)
 
 
+def is_bool_operand(x) -> bool:
+    """Whether an operand is a bool: True/False, or a bool tensor."""
+    return x.__class__ is bool or (x.__class__ in tensor_types and x._data.dtype.kind == "b")
+
+
 def refuse_bool_subtraction(a, b) -> None:
     """PyTorch's error for a subtraction with a bool operand (a bool tensor, or True/False with a tensor):
     it is not a mask's inversion. (Two bool tensors meet Sub's own refusal, which names xor.)"""
-    if any(x.__class__ is bool or (isinstance(x, TensorBase) and x._data.dtype.kind == "b") for x in (a, b)):
+    if is_bool_operand(a) or is_bool_operand(b):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
                            "to invert a mask, use the `~` or `logical_not()` operator instead.")
 

@@ -90,8 +90,11 @@ def index_put(x, indices, values, accumulate: bool = False):
     if not isinstance(indices, (tuple, list)) or not all(isinstance(i, TensorBase) for i in indices):
         what = "a tuple with other values" if isinstance(indices, (tuple, list)) else type(indices).__name__
         raise TypeError(f"index_put(): argument 'indices' must be a tuple of Tensors, not {what}")
-    if values._data.dtype != x._data.dtype:
-        ix.refuse_dtype_mismatch(x, values)
+    if values._data.dtype != x._data.dtype:  # (x[key] = values casts them instead, for every key: README)
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dtypes.scalar_name(x._data.dtype)} for the destination and "
+                           f"{dtypes.scalar_name(values._data.dtype)} for the source (cast the values with "
+                           f".to(x.dtype))")
     if not accumulate:
         return ix.index_put(x, tuple(indices), values)
     key, _ = ix.to_key(x, tuple(indices))
