@@ -83,3 +83,16 @@ def test_rsample_gradient_matches_finite_differences():
             numeric[i, j] = (total(tl.tensor(COV[0] + step)).item() - total(tl.tensor(COV[0] - step)).item()) / (2 * eps)
     g = cov.grad.numpy()
     np.testing.assert_allclose((g + g.T) / 2, numeric, rtol=1e-5, atol=1e-8)  # along a step that keeps Σ symmetric
+
+
+def test_kl_divergence_broadcasts_batch_shapes_as_pytorch(torch):
+    """p of batch (2, 1) and q of batch (1, 3) give a (2, 3) KL (taking the longer batch shape broke here)."""
+    def run(lib):
+        p = lib.distributions.MultivariateNormal(lib.tensor(LOC[:2, :, :]).reshape(2, 1, 3), lib.tensor(_spd((2, 1))))
+        q = lib.distributions.MultivariateNormal(lib.zeros(1, 3, 3, dtype=lib.float64), lib.tensor(_spd((1, 3))))
+        return lib.distributions.kl_divergence(p, q).numpy()
+
+    state = RNG.bit_generator.state
+    ours = run(tl)
+    RNG.bit_generator.state = state
+    np.testing.assert_allclose(ours, run(torch), rtol=1e-9)

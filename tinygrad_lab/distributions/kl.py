@@ -8,6 +8,7 @@ from ..ops import movement as mv
 from ..ops import elementwise as ew
 from ..ops import reduce as rd
 from ..ops import special as sp
+from ..ops.shapes import broadcast_shape
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import sum_rightmost
@@ -115,7 +116,7 @@ def _kl_mvn_mvn(p, q):
         raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
                          "computed")
     k = p.event_shape[0]
-    batch = tuple(p.batch_shape) if len(p.batch_shape) >= len(q.batch_shape) else tuple(q.batch_shape)
+    batch = broadcast_shape([tuple(p.batch_shape), tuple(q.batch_shape)], "kl_divergence")
     lp, lq = (mv.expand(d._unbroadcasted_scale_tril, batch + (k, k)) for d in (p, q))
     a = linalg.solve_triangular(lq, lp, upper=False)
     b = linalg.solve_triangular(lq, mv.unsqueeze(mv.expand(ew.sub(q.loc, p.loc), batch + (k,)), -1), upper=False)
