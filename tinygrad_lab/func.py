@@ -353,10 +353,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 
 def _swap(module, dotted: str, value) -> tuple:
     """Put `value` in place of the parameter or buffer `dotted`; returns how to undo it."""
-    *path, name = dotted.split(".")
-    owner = module
-    for part in path:
-        owner = owner._modules[part]
+    path, _, name = dotted.rpartition(".")
+    owner = module.get_submodule(path)
     for registry in (owner._parameters, owner._buffers):
         if name in registry:
             old, registry[name] = registry[name], value
